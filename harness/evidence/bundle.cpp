@@ -1,0 +1,300 @@
+#include "evidence/bundle.hpp"
+
+#include <algorithm>
+
+namespace ks::evidence {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+void put_opt(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+template <typename T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+template <typename T>
+T get_or(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+json get_json(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() ? json() : *it;
+}
+
+json interval_json(const Interval& i) {
+  return {{"estimate", i.estimate}, {"low", i.low}, {"high", i.high}, {"level", i.level}};
+}
+
+std::optional<Interval> interval_from(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return Interval{it->at("estimate").get<double>(), it->at("low").get<double>(),
+                  it->at("high").get<double>(), get_or(*it, "level", 0.95)};
+}
+
+json point_json(const Point& p) {
+  json j{{"id", p.id},
+         {"block", p.block},
+         {"arm", p.arm},
+         {"status", p.status},
+         {"kernel_release", p.kernel_release},
+         {"started_at", p.started_at},
+         {"finished_at", p.finished_at},
+         {"seconds", p.seconds},
+         {"log", p.log},
+         {"storage", p.storage.is_null() ? json::object() : p.storage},
+         {"environment", p.environment.is_null() ? json::object() : p.environment},
+         {"health", p.health.is_null() ? json::object() : p.health},
+         {"direct_hit", p.direct_hit.is_null() ? json::array() : p.direct_hit}};
+  if (!p.failure.empty()) j["failure"] = p.failure;
+  if (!p.console_tail.empty()) j["console_tail"] = p.console_tail;
+  return j;
+}
+
+Point point_from(const json& j) {
+  Point p;
+  p.id = j.at("id").get<int>();
+  p.block = get_or(j, "block", 0);
+  p.arm = j.at("arm").get<std::string>();
+  p.status = j.at("status").get<std::string>();
+  p.failure = get_or<std::string>(j, "failure", "");
+  p.kernel_release = get_or<std::string>(j, "kernel_release", "");
+  p.started_at = get_or<std::string>(j, "started_at", "");
+  p.finished_at = get_or<std::string>(j, "finished_at", "");
+  p.seconds = get_or(j, "seconds", 0.0);
+  p.log = get_or<std::string>(j, "log", "");
+  p.console_tail = get_or<std::string>(j, "console_tail", "");
+  p.storage = get_json(j, "storage");
+  p.environment = get_json(j, "environment");
+  p.health = get_json(j, "health");
+  p.direct_hit = get_json(j, "direct_hit");
+  return p;
+}
+
+json summary_json(const PointSummary& s) {
+  return {{"point", s.point}, {"arm", s.arm},   {"n", s.n},
+          {"mean", s.mean},   {"min", s.min},   {"max", s.max},
+          {"stddev", s.stddev}, {"mean_skip_first", s.mean_skip_first}};
+}
+
+PointSummary summary_from(const json& j) {
+  return {j.at("point").get<int>(),     j.at("arm").get<std::string>(),
+          j.at("n").get<size_t>(),      j.at("mean").get<double>(),
+          j.at("min").get<double>(),    j.at("max").get<double>(),
+          j.at("stddev").get<double>(), j.at("mean_skip_first").get<double>()};
+}
+
+json workload_json(const WorkloadAnalysis& w) {
+  json j{{"workload", w.workload},
+         {"metric", w.metric},
+         {"higher_is_better", w.higher_is_better},
+         {"points", json::array()},
+         {"control_a", w.control_a},
+         {"patched", w.patched},
+         {"control_b", w.control_b},
+         {"control_midpoint", w.control_midpoint},
+         {"delta_pct", w.delta_pct},
+         {"drift_pct", w.drift_pct},
+         {"delta_pct_skip_first", w.delta_pct_skip_first},
+         {"drift_pct_skip_first", w.drift_pct_skip_first},
+         {"rows", w.rows},
+         {"unexpected_results", w.unexpected_results},
+         {"failed_rounds", w.failed_rounds},
+         {"min_expected_match_ratio", w.min_expected_match_ratio},
+         {"verdict", w.verdict},
+         {"material", w.material},
+         {"gates_failed", w.gates_failed}};
+  for (auto& p : w.points) j["points"].push_back(summary_json(p));
+  if (w.ratio_ci) j["ratio_ci"] = interval_json(*w.ratio_ci);
+  if (w.ratio_ci90) j["ratio_ci90"] = interval_json(*w.ratio_ci90);
+  if (w.hodges_lehmann) j["hodges_lehmann"] = interval_json(*w.hodges_lehmann);
+  put_opt(j, "mann_whitney_p", w.mann_whitney_p);
+  if (!w.mann_whitney_method.empty()) j["mann_whitney_method"] = w.mann_whitney_method;
+  if (!w.notes.empty()) j["notes"] = w.notes;
+  put_opt(j, "p_holm", w.p_holm);
+  put_opt(j, "within_point_sd_pct", w.within_point_sd_pct);
+  put_opt(j, "between_point_sd_pct", w.between_point_sd_pct);
+  put_opt(j, "mde_pct", w.mde_pct);
+  put_opt(j, "blocks_needed", w.blocks_needed);
+  return j;
+}
+
+WorkloadAnalysis workload_from(const json& j) {
+  WorkloadAnalysis w;
+  w.workload = j.at("workload").get<std::string>();
+  w.metric = j.at("metric").get<std::string>();
+  w.higher_is_better = get_or(j, "higher_is_better", false);
+  for (auto& p : get_json(j, "points")) w.points.push_back(summary_from(p));
+  w.control_a = j.at("control_a").get<double>();
+  w.patched = j.at("patched").get<double>();
+  w.control_b = j.at("control_b").get<double>();
+  w.control_midpoint = j.at("control_midpoint").get<double>();
+  w.delta_pct = j.at("delta_pct").get<double>();
+  w.drift_pct = j.at("drift_pct").get<double>();
+  w.delta_pct_skip_first = get_or(j, "delta_pct_skip_first", 0.0);
+  w.drift_pct_skip_first = get_or(j, "drift_pct_skip_first", 0.0);
+  w.ratio_ci = interval_from(j, "ratio_ci");
+  w.ratio_ci90 = interval_from(j, "ratio_ci90");
+  w.hodges_lehmann = interval_from(j, "hodges_lehmann");
+  w.mann_whitney_p = get_opt<double>(j, "mann_whitney_p");
+  w.mann_whitney_method = get_or<std::string>(j, "mann_whitney_method", "");
+  w.notes = get_or(j, "notes", std::vector<std::string>{});
+  w.p_holm = get_opt<double>(j, "p_holm");
+  w.within_point_sd_pct = get_opt<double>(j, "within_point_sd_pct");
+  w.between_point_sd_pct = get_opt<double>(j, "between_point_sd_pct");
+  w.mde_pct = get_opt<double>(j, "mde_pct");
+  w.blocks_needed = get_opt<int>(j, "blocks_needed");
+  w.rows = get_or<uint64_t>(j, "rows", 0);
+  w.unexpected_results = get_or<uint64_t>(j, "unexpected_results", 0);
+  w.failed_rounds = get_or<uint64_t>(j, "failed_rounds", 0);
+  w.min_expected_match_ratio = get_or(j, "min_expected_match_ratio", 100.0);
+  w.verdict = j.at("verdict").get<std::string>();
+  w.material = get_or(j, "material", false);
+  w.gates_failed = get_or(j, "gates_failed", std::vector<std::string>{});
+  return w;
+}
+
+}  // namespace
+
+std::optional<double> Row::metric(const std::string& name) const {
+  if (name == "ns_per_op") return ns_per_op;
+  if (name == "iops") return iops;
+  if (name == "bytes_per_s") return bytes_per_s;
+  return std::nullopt;
+}
+
+json to_json(const Row& r) {
+  json j{{"point", r.point},
+         {"arm", r.arm},
+         {"block", r.block},
+         {"round", r.round},
+         {"warmup", r.warmup},
+         {"workload", r.workload},
+         {"ops", r.ops},
+         {"elapsed_ns", r.elapsed_ns},
+         {"expected_match_ratio", r.expected_match_ratio},
+         {"unexpected_results", r.unexpected_results}};
+  put_opt(j, "ns_per_op", r.ns_per_op);
+  put_opt(j, "iops", r.iops);
+  put_opt(j, "bytes_per_s", r.bytes_per_s);
+  if (!r.error.empty()) j["error"] = r.error;
+  if (!r.fio.is_null()) j["fio"] = r.fio;
+  if (!r.extra.is_null() && !r.extra.empty()) j["extra"] = r.extra;
+  return j;
+}
+
+Row row_from_json(const json& j) {
+  Row r;
+  r.point = j.at("point").get<int>();
+  r.arm = j.at("arm").get<std::string>();
+  r.block = get_or(j, "block", 0);
+  r.round = j.at("round").get<int>();
+  r.warmup = get_or(j, "warmup", false);
+  r.workload = j.at("workload").get<std::string>();
+  r.ops = j.at("ops").get<uint64_t>();
+  r.elapsed_ns = j.at("elapsed_ns").get<uint64_t>();
+  r.ns_per_op = get_opt<double>(j, "ns_per_op");
+  r.iops = get_opt<double>(j, "iops");
+  r.bytes_per_s = get_opt<double>(j, "bytes_per_s");
+  r.expected_match_ratio = get_or(j, "expected_match_ratio", 100.0);
+  r.unexpected_results = get_or<uint64_t>(j, "unexpected_results", 0);
+  r.error = get_or<std::string>(j, "error", "");
+  r.fio = get_json(j, "fio");
+  r.extra = get_json(j, "extra");
+  return r;
+}
+
+json to_json(const Analysis& a) {
+  json j{{"scheme", a.scheme},
+         {"verdict", a.verdict},
+         {"bootstrap_resamples", a.bootstrap_resamples},
+         {"seed", a.seed},
+         {"workloads", json::array()},
+         {"gates", json::array()}};
+  for (auto& w : a.workloads) j["workloads"].push_back(workload_json(w));
+  for (auto& g : a.gates)
+    j["gates"].push_back(
+        {{"name", g.name}, {"scope", g.scope}, {"passed", g.passed}, {"detail", g.detail}});
+  return j;
+}
+
+Analysis analysis_from_json(const json& j) {
+  Analysis a;
+  a.scheme = get_or<std::string>(j, "scheme", "screen");
+  a.verdict = j.at("verdict").get<std::string>();
+  a.bootstrap_resamples = get_or<uint64_t>(j, "bootstrap_resamples", 0);
+  a.seed = get_or<uint64_t>(j, "seed", 0);
+  for (auto& w : get_json(j, "workloads")) a.workloads.push_back(workload_from(w));
+  for (auto& g : get_json(j, "gates"))
+    a.gates.push_back({g.at("name").get<std::string>(), get_or<std::string>(g, "scope", ""),
+                       g.at("passed").get<bool>(), get_or<std::string>(g, "detail", "")});
+  return a;
+}
+
+std::vector<AuditRow> Bundle::audit() const {
+  std::vector<AuditRow> out;
+  if (!builds.is_object() || !builds.contains("audit")) return out;
+  for (auto& r : builds.at("audit"))
+    out.push_back({r.at("field").get<std::string>(), r.at("status").get<std::string>(),
+                   get_or<std::string>(r, "control", ""), get_or<std::string>(r, "patched", "")});
+  return out;
+}
+
+json to_json(const Bundle& b) {
+  json j = b.extra.is_object() ? b.extra : json::object();
+  j["schema_version"] = b.schema_version;
+  j["tool"] = b.tool.is_null() ? json::object() : b.tool;
+  j["created_at"] = b.created_at;
+  j["updated_at"] = b.updated_at;
+  j["experiment_name"] = b.experiment_name;
+  j["experiment"] = b.experiment.is_null() ? json::object() : b.experiment;
+  j["backend"] = b.backend;
+  j["machine"] = b.machine.is_null() ? json::object() : b.machine;
+  j["plan"] = b.plan.is_null() ? json::object() : b.plan;
+  j["builds"] = b.builds.is_null() ? json::object() : b.builds;
+  j["points"] = json::array();
+  for (auto& p : b.points) j["points"].push_back(point_json(p));
+  j["rows"] = json::array();
+  for (auto& r : b.rows) j["rows"].push_back(to_json(r));
+  if (b.analysis) j["analysis"] = to_json(*b.analysis);
+  j["verdict"] = b.verdict;
+  return j;
+}
+
+Bundle from_json(const json& j) {
+  static const char* known[] = {"schema_version", "tool",  "created_at", "updated_at",
+                                "experiment_name", "experiment", "backend", "machine",
+                                "plan", "builds", "points", "rows", "analysis", "verdict"};
+  Bundle b;
+  b.schema_version = j.at("schema_version").get<int>();
+  b.tool = get_json(j, "tool");
+  b.created_at = get_or<std::string>(j, "created_at", "");
+  b.updated_at = get_or<std::string>(j, "updated_at", "");
+  b.experiment_name = get_or<std::string>(j, "experiment_name", "");
+  b.experiment = get_json(j, "experiment");
+  b.backend = get_or<std::string>(j, "backend", "");
+  b.machine = get_json(j, "machine");
+  b.plan = get_json(j, "plan");
+  b.builds = get_json(j, "builds");
+  for (auto& p : get_json(j, "points")) b.points.push_back(point_from(p));
+  for (auto& r : get_json(j, "rows")) b.rows.push_back(row_from_json(r));
+  if (j.contains("analysis") && !j["analysis"].is_null())
+    b.analysis = analysis_from_json(j["analysis"]);
+  b.verdict = j.at("verdict").get<std::string>();
+  b.extra = json::object();
+  for (auto& [k, v] : j.items())
+    if (std::find(std::begin(known), std::end(known), k) == std::end(known)) b.extra[k] = v;
+  return b;
+}
+
+}  // namespace ks::evidence

@@ -1,0 +1,156 @@
+#pragma once
+// The evidence bundle: one neutral model. bundle.json, the text, markdown and HTML reports
+// are all views of it. Pure: no files, no processes.
+//
+// Keys scripts rely on (see docs): schema_version, verdict, points[], rows[],
+// analysis.workloads[], builds.audit[]. Keep their meanings.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks::evidence {
+
+inline constexpr int kSchemaVersion = 1;
+
+// One round of one workload at one point, as the agent measured it.
+struct Row {
+  int point = 0;
+  std::string arm;
+  int block = 0;
+  int round = 0;
+  bool warmup = false;
+  std::string workload;  // workload id (label or name)
+  uint64_t ops = 0;
+  uint64_t elapsed_ns = 0;
+  std::optional<double> ns_per_op;
+  std::optional<double> iops;
+  std::optional<double> bytes_per_s;
+  double expected_match_ratio = 100.0;  // percent of operations whose result was as expected
+  uint64_t unexpected_results = 0;
+  std::string error;                    // non-empty: the round failed (e.g. clocks disagreed)
+  nlohmann::json fio;                   // fio's JSON as fio printed it (fio workload only)
+  nlohmann::json extra;                 // anything else the agent reported (cpu, clocks, ...)
+
+  std::optional<double> metric(const std::string& name) const;
+};
+
+// One point: one boot (or, on the host backend, one fresh filesystem) running one arm.
+struct Point {
+  int id = 0;
+  int block = 0;
+  std::string arm;
+  std::string status = "pending";  // pending | ok | failed
+  std::string failure;             // why it failed
+  std::string kernel_release;
+  std::string started_at, finished_at;
+  double seconds = 0;
+  std::string log;                 // console / agent log, relative to the bundle directory
+  std::string console_tail;        // last lines of the console when the point failed
+  nlohmann::json storage;          // kind, device, size, mkfs/mount options as used
+  nlohmann::json environment;      // noise controls read back: cpu, clocksource, preempt, ...
+  nlohmann::json health;           // kernel log findings
+  nlohmann::json direct_hit;       // ftrace call counts
+};
+
+struct Gate {
+  std::string name;    // semantic | drift | point_failed | kernel_health | direct_hit | clock | ...
+  std::string scope;   // workload id or point id or "experiment"
+  bool passed = true;
+  std::string detail;
+};
+
+struct PointSummary {
+  int point = 0;
+  std::string arm;
+  size_t n = 0;
+  double mean = 0, min = 0, max = 0, stddev = 0;
+  double mean_skip_first = 0;  // equals mean when n == 1
+};
+
+// Confidence interval of a ratio patched / control (1.0 = no change).
+struct Interval {
+  double estimate = 1.0;
+  double low = 1.0;
+  double high = 1.0;
+  double level = 0.95;
+};
+
+struct WorkloadAnalysis {
+  std::string workload;
+  std::string metric;            // ns_per_op | iops | bytes_per_s
+  bool higher_is_better = false;
+  std::vector<PointSummary> points;
+
+  // The 000_* sandwich table (screen: first control, patched, last control point).
+  double control_a = 0, patched = 0, control_b = 0, control_midpoint = 0;
+  double delta_pct = 0;          // 100 (patched - midpoint) / midpoint
+  double drift_pct = 0;          // 100 (control_b - control_a) / control_a
+  double delta_pct_skip_first = 0, drift_pct_skip_first = 0;
+
+  // Inference (issue 5 estimators); absent when they could not be computed.
+  std::optional<Interval> ratio_ci;        // 95% hierarchical bootstrap CI of mean ratio
+  std::optional<Interval> ratio_ci90;      // 90% CI, used for equivalence (NO_CHANGE)
+  std::optional<Interval> hodges_lehmann;  // HL ratio with its distribution-free CI
+  std::optional<double> mann_whitney_p;
+  std::string mann_whitney_method;         // exact | asymptotic (scipy's method="auto" rule)
+  std::optional<double> p_holm;            // Holm-adjusted p across primary metrics
+  std::optional<double> within_point_sd_pct, between_point_sd_pct;  // variance components
+  std::optional<double> mde_pct;           // minimum detectable effect, alpha .05 power .8
+  std::optional<int> blocks_needed;        // when INCONCLUSIVE
+
+  uint64_t rows = 0;              // measured (non-warm-up) rows, failed ones included
+  uint64_t unexpected_results = 0, failed_rounds = 0;
+  double min_expected_match_ratio = 100.0;
+  std::string verdict;            // REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | INVALID
+  bool material = false;
+  std::vector<std::string> gates_failed;
+  std::vector<std::string> notes;  // what this design cannot show (e.g. one patched point)
+};
+
+struct Analysis {
+  std::string scheme;
+  std::vector<WorkloadAnalysis> workloads;
+  std::vector<Gate> gates;
+  std::string verdict;   // worst over workloads; INVALID when any experiment gate failed
+  uint64_t bootstrap_resamples = 0;
+  uint64_t seed = 0;
+};
+
+// Matched-build audit row: only patch identity and release may differ.
+struct AuditRow {
+  std::string field;
+  std::string status;  // PASS | FAIL | DIFFERS (expected to differ)
+  std::string control;
+  std::string patched;
+};
+
+struct Bundle {
+  int schema_version = kSchemaVersion;
+  nlohmann::json tool;         // name, version, git_revision, command_line
+  std::string created_at, updated_at;
+  nlohmann::json experiment;   // the experiment file as given
+  std::string experiment_name;
+  std::string backend;
+  nlohmann::json machine;      // host: cpu model, cores, memory, virtualization, ...
+  nlohmann::json plan;         // scheme, order, rounds, warmup, seed, ...
+  nlohmann::json builds;       // per-arm identity + audit[] (AuditRow as JSON)
+  std::vector<Point> points;
+  std::vector<Row> rows;
+  std::optional<Analysis> analysis;
+  std::string verdict = "INCONCLUSIVE";
+  nlohmann::json extra;        // forward-compatible: keys this version does not model
+
+  std::vector<AuditRow> audit() const;  // builds.audit[] parsed
+};
+
+nlohmann::json to_json(const Bundle& b);
+Bundle from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on bad shape
+
+nlohmann::json to_json(const Row& r);
+Row row_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Analysis& a);
+Analysis analysis_from_json(const nlohmann::json& j);
+
+}  // namespace ks::evidence

@@ -1,0 +1,18 @@
+#pragma once
+// `ksandwich doctor`: what this machine can do and what is missing, with the fix.
+#include <string>
+#include <vector>
+
+namespace ks::machine {
+
+struct Check {
+  std::string name;
+  bool ok = false;
+  bool required = false;  // the host sandwich cannot run without it
+  std::string detail;     // what was found
+  std::string fix;        // what to do when it is missing
+};
+
+std::vector<Check> doctor_checks();
+
+}  // namespace ks::machine

@@ -1,0 +1,147 @@
+#include "machine/machine.hpp"
+
+#include <fcntl.h>
+#include <linux/io_uring.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "util/files.hpp"
+
+namespace ks::machine {
+namespace {
+
+using nlohmann::json;
+
+const char* kCpuSys = "/sys/devices/system/cpu";
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (starts_with(line, "model name")) return trim(line.substr(line.find(':') + 1));
+  return "unknown";
+}
+
+bool cpu_has_flag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (starts_with(line, "flags")) return (line + " ").find(" " + flag + " ") != std::string::npos;
+  return false;
+}
+
+uint64_t meminfo_kib(const std::string& key) {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);)
+    if (starts_with(line, key + ":")) return std::stoull(trim(line.substr(key.size() + 1)));
+  return 0;
+}
+
+json or_null(const std::optional<std::string>& v) { return v ? json(*v) : json(); }
+
+std::optional<std::string> read_sys(const std::string& path) {
+  auto v = try_read_file(path);
+  if (!v) return std::nullopt;
+  return trim(*v);
+}
+
+// Turbo: intel_pstate says no_turbo, acpi-cpufreq says boost; absent in most VMs.
+json turbo() {
+  if (auto v = read_sys(std::string(kCpuSys) + "/intel_pstate/no_turbo")) return *v == "0";
+  if (auto v = read_sys(std::string(kCpuSys) + "/cpufreq/boost")) return *v == "1";
+  return json();
+}
+
+}  // namespace
+
+std::string kernel_release() {
+  utsname u{};
+  uname(&u);
+  return u.release;
+}
+
+std::string clocksource() {
+  return read_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", "unknown");
+}
+
+std::optional<std::string> preemption_mode() {
+  // "none voluntary (full)": the mode in force is the one in parentheses.
+  auto v = read_sys("/sys/kernel/debug/sched/preempt");
+  if (!v) return std::nullopt;
+  auto open = v->find('('), close = v->find(')');
+  if (open == std::string::npos || close == std::string::npos) return *v;
+  return v->substr(open + 1, close - open - 1);
+}
+
+bool have_kvm() {
+  int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+bool have_io_uring() {
+  io_uring_params p{};
+  long fd = syscall(__NR_io_uring_setup, 1, &p);
+  if (fd < 0) return false;
+  close(static_cast<int>(fd));
+  return true;
+}
+
+bool have_filesystem(const std::string& name) {
+  std::ifstream in("/proc/filesystems");
+  for (std::string line; std::getline(in, line);)
+    if (trim(line.substr(line.find('\t') + 1)) == name) return true;
+  return false;
+}
+
+std::optional<std::string> tracefs_dir() {
+  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
+    if (access((std::string(dir) + "/available_filter_functions").c_str(), R_OK) == 0) return dir;
+  return std::nullopt;
+}
+
+json describe_host() {
+  return {{"cpu_model", cpu_model()},
+          {"cores", std::thread::hardware_concurrency()},
+          {"memory_mib", meminfo_kib("MemTotal") / 1024},
+          {"hypervisor", cpu_has_flag("hypervisor")},
+          {"kvm_available", have_kvm()},
+          {"kernel_release", kernel_release()},
+          {"kernel_cmdline", read_first_line("/proc/cmdline")},
+          {"clocksource", clocksource()},
+          {"preemption", or_null(preemption_mode())},
+          {"smt_active", or_null(read_sys(std::string(kCpuSys) + "/smt/active"))}};
+}
+
+json read_environment(int cpu) {
+  json env{{"cpu", cpu},
+           {"kernel_release", kernel_release()},
+           {"kernel_cmdline", read_first_line("/proc/cmdline")},
+           {"clocksource", clocksource()},
+           {"preemption", or_null(preemption_mode())},
+           {"turbo", turbo()},
+           {"smt_active", or_null(read_sys(std::string(kCpuSys) + "/smt/active"))},
+           {"loadavg", read_first_line("/proc/loadavg")},
+           {"mem_available_mib", meminfo_kib("MemAvailable") / 1024}};
+  std::string cpu_dir = std::string(kCpuSys) + "/cpu" + std::to_string(cpu < 0 ? 0 : cpu);
+  env["governor"] = or_null(read_sys(cpu_dir + "/cpufreq/scaling_governor"));
+  env["smt_siblings"] = or_null(read_sys(cpu_dir + "/topology/thread_siblings_list"));
+  return env;
+}
+
+std::vector<std::string> environment_differences(const json& a, const json& b) {
+  // Load and free memory move by nature; everything else should be equal across points.
+  static const char* kShouldMatch[] = {"cpu", "clocksource", "preemption", "turbo",
+                                       "smt_active", "governor", "kernel_cmdline"};
+  std::vector<std::string> out;
+  for (const char* key : kShouldMatch) {
+    json va = a.value(key, json()), vb = b.value(key, json());
+    if (va != vb) out.push_back(std::string(key) + ": " + va.dump() + " vs " + vb.dump());
+  }
+  return out;
+}
+
+}  // namespace ks::machine

@@ -1,0 +1,30 @@
+#pragma once
+// Every read of /proc and /sys that describes the machine lives here; the rest of the
+// harness takes the values. The noise controls are read back, never assumed.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace ks::machine {
+
+// Once per bundle: CPU model, cores, memory, virtualization, kernel, clocksource, ...
+nlohmann::json describe_host();
+
+// Per point: what was in force (cpu, governor, turbo, SMT, preemption, cmdline,
+// clocksource, load average, free memory). `cpu` is the pinned CPU or -1.
+nlohmann::json read_environment(int cpu);
+
+// Preemption mode from debugfs (e.g. "none"), nullopt when it cannot be read.
+std::optional<std::string> preemption_mode();
+std::string clocksource();
+std::string kernel_release();
+bool have_kvm();         // /dev/kvm exists and can be opened read-write
+bool have_io_uring();    // io_uring_setup works for this process
+bool have_filesystem(const std::string& name);  // listed in /proc/filesystems
+std::optional<std::string> tracefs_dir();        // mounted tracefs, if any
+
+// Fields of two environments that should be equal between points but are not:
+// "governor: performance vs powersave". Pure.
+std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+}  // namespace ks::machine

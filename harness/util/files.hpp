@@ -1,0 +1,29 @@
+#pragma once
+// Small file helpers shared by every module that reads or writes files.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ks {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path);                  // throws SystemError
+std::optional<std::string> try_read_file(const fs::path& path); // nullopt when unreadable
+bool read_file_contains(const fs::path& path, std::string_view needle);
+std::string read_first_line(const fs::path& path, std::string fallback = {});
+// Writes to PATH.tmp then renames, so a reader never sees half a file.
+void write_file_atomic(const fs::path& path, std::string_view content);
+void write_file(const fs::path& path, std::string_view content); // e.g. /sys knobs
+void write_file_append(const fs::path& path, std::string_view content);
+
+std::string trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+std::string now_utc_iso8601();
+
+}  // namespace ks

@@ -1,0 +1,76 @@
+#include <catch2/catch.hpp>
+
+#include "evidence/bundle.hpp"
+
+using namespace ks::evidence;
+
+TEST_CASE("a bundle survives a round trip through JSON") {
+  Bundle b;
+  b.tool = {{"name", "ksandwich"}, {"version", "0.1.0"}};
+  b.experiment_name = "t";
+  b.backend = "host";
+  Point p;
+  p.id = 1;
+  p.arm = "patched";
+  p.status = "failed";
+  p.failure = "boom";
+  p.kernel_release = "6.1.0-patched";
+  b.points.push_back(p);
+  Row r;
+  r.point = 1;
+  r.arm = "patched";
+  r.round = 3;
+  r.workload = "clone";
+  r.ops = 10000;
+  r.elapsed_ns = 50'000'000;
+  r.ns_per_op = 5000.0;
+  r.unexpected_results = 2;
+  r.expected_match_ratio = 99.98;
+  b.rows.push_back(r);
+  Analysis a;
+  a.verdict = "INVALID";
+  WorkloadAnalysis w;
+  w.workload = "clone";
+  w.metric = "ns_per_op";
+  w.delta_pct = -26.986;
+  w.ratio_ci = Interval{0.73, 0.72, 0.74, 0.95};
+  w.verdict = "INVALID";
+  a.workloads.push_back(w);
+  a.gates.push_back({"semantic", "clone", false, "2 unexpected results"});
+  b.analysis = a;
+  b.verdict = "INVALID";
+  b.extra = {{"warnings", {"x"}}};
+
+  auto back = from_json(to_json(b));
+  REQUIRE(back.points.size() == 1);
+  CHECK(back.points[0].failure == "boom");
+  CHECK(back.points[0].kernel_release == "6.1.0-patched");
+  REQUIRE(back.rows.size() == 1);
+  CHECK(back.rows[0].ns_per_op == 5000.0);
+  CHECK_FALSE(back.rows[0].iops.has_value());
+  CHECK(back.rows[0].unexpected_results == 2);
+  REQUIRE(back.analysis.has_value());
+  CHECK(back.analysis->workloads[0].delta_pct == -26.986);
+  CHECK(back.analysis->workloads[0].ratio_ci->low == 0.72);
+  CHECK_FALSE(back.analysis->workloads[0].mde_pct.has_value());
+  CHECK(back.analysis->gates[0].detail == "2 unexpected results");
+  CHECK(back.extra["warnings"][0] == "x");
+  CHECK(to_json(back) == to_json(b));
+}
+
+TEST_CASE("the keys scripts rely on are where the design says") {
+  Bundle b;
+  Point p;
+  p.id = 0;
+  p.arm = "control";
+  p.status = "ok";
+  b.points.push_back(p);
+  b.verdict = "NO_CHANGE";
+  auto j = to_json(b);
+  CHECK(j["schema_version"] == kSchemaVersion);
+  CHECK(j["verdict"] == "NO_CHANGE");
+  CHECK(j["points"][0]["id"] == 0);
+  CHECK(j["points"][0]["status"] == "ok");
+  CHECK(j["points"][0].contains("kernel_release"));
+  CHECK(j["rows"].is_array());
+}

@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "experiment/experiment.hpp"
+#include "support/paths.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+using ks::experiment::parse;
+using nlohmann::json;
+
+namespace {
+
+json minimal() {
+  return json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
+                         "workloads": [{"name": "clone"}]})");
+}
+
+// The message of the UserError that parsing J throws.
+std::string error_of(const json& j) {
+  try {
+    parse(j);
+  } catch (const ks::UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a minimal experiment gets the documented defaults") {
+  auto e = parse(minimal());
+  CHECK(e.backend == "host");
+  CHECK(e.scheme == "screen");
+  CHECK(e.order == std::vector<std::string>{"control", "patched", "control"});
+  CHECK(e.rounds == 15);
+  CHECK(e.workloads.at(0).ops == 10000);
+  CHECK(e.workloads.at(0).range_bytes == 4096);
+  CHECK(e.workloads.at(0).metric() == "ns_per_op");
+  CHECK_FALSE(e.workloads.at(0).higher_is_better());
+  CHECK(e.storage.kind == "auto");
+}
+
+TEST_CASE("metric and direction follow the workload") {
+  auto j = minimal();
+  j["workloads"] = json::parse(R"([{"name": "dio-randwrite"}, {"name": "buffered-write"},
+                                   {"name": "fio", "job": "dio-randwrite.fio"}, {"name": "dedupe"}])");
+  auto e = parse(j);
+  CHECK(e.workloads[0].metric() == "iops");
+  CHECK(e.workloads[0].higher_is_better());
+  CHECK(e.workloads[1].metric() == "bytes_per_s");
+  CHECK(e.workloads[2].metric() == "iops");
+  CHECK(e.workloads[3].metric() == "ns_per_op");
+}
+
+TEST_CASE("bad experiments are refused with the field and the problem") {
+  auto j = minimal();
+  j["workloads"][0]["name"] = "clonez";
+  CHECK_THAT(error_of(j), Catch::Contains("/workloads/0/name") && Catch::Contains("not one of"));
+
+  j = minimal();
+  j["workloads"][0]["ops"] = 0;
+  CHECK_THAT(error_of(j), Catch::Contains("/workloads/0/ops") && Catch::Contains("greater than zero"));
+
+  j = minimal();
+  j["workloads"] = json::array();
+  CHECK_THAT(error_of(j), Catch::Contains("/workloads"));
+
+  j = minimal();
+  j["roundz"] = 3;
+  CHECK_THAT(error_of(j), Catch::Contains("/roundz") && Catch::Contains("unknown key"));
+
+  j = minimal();
+  j["arms"].erase("patched");
+  CHECK_THAT(error_of(j), Catch::Contains("patched"));
+
+  j = minimal();
+  j["order"] = {"patched", "control", "patched"};
+  CHECK_THAT(error_of(j), Catch::Contains("sandwich"));
+
+  j = minimal();
+  j["arms"]["patched"]["patches"] = {"kernel-patches/x.patch"};
+  CHECK_THAT(error_of(j), Catch::Contains("need a new kernel"));
+
+  j = minimal();
+  j["arms"]["patched"]["sysfs"] = {{"/etc/passwd", "x"}};
+  CHECK_THAT(error_of(j), Catch::Contains("not under /sys/"));
+
+  j = minimal();
+  j["storage"] = {{"kind", "device"}};
+  CHECK_THAT(error_of(j), Catch::Contains("/storage/device") && Catch::Contains("required"));
+
+  j = minimal();
+  j["workloads"][0]["range_bytes"] = 1000;
+  CHECK_THAT(error_of(j), Catch::Contains("multiple of 4096"));
+
+  j = minimal();
+  j["workloads"].push_back({{"name", "clone"}});
+  CHECK_THAT(error_of(j), Catch::Contains("appears twice"));
+
+  j = minimal();
+  j["workloads"] = {{{"name", "fio"}}};
+  CHECK_THAT(error_of(j), Catch::Contains("/workloads/0/job"));
+}
+
+TEST_CASE("malformed JSON names the file and says how to find the mistake") {
+  try {
+    ks::experiment::parse_text("{\"name\": ", "exp.json");
+    FAIL("no error");
+  } catch (const ks::UserError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("exp.json is not valid JSON"));
+    CHECK_FALSE(e.hint().empty());
+  }
+}
+
+TEST_CASE("a screen plans exactly the given order") {
+  auto e = parse(minimal());
+  auto plan = ks::experiment::plan_points(e);
+  REQUIRE(plan.size() == 3);
+  CHECK(plan[0].arm == "control");
+  CHECK(plan[1].arm == "patched");
+  CHECK(plan[2].arm == "control");
+  CHECK(plan[2].index == 2);
+}
+
+TEST_CASE("a confirm plan has k blocks of both arms in a seeded order") {
+  auto j = minimal();
+  j["scheme"] = "confirm";
+  j["blocks"] = 8;
+  j["seed"] = 42;
+  auto e = parse(j);
+  auto plan = ks::experiment::plan_points(e);
+  REQUIRE(plan.size() == 16);
+  int control_first = 0;
+  for (int b = 0; b < 8; ++b) {
+    CHECK(plan[2 * b].block == b);
+    CHECK(plan[2 * b + 1].block == b);
+    CHECK(plan[2 * b].arm != plan[2 * b + 1].arm);
+    control_first += plan[2 * b].arm == "control";
+  }
+  CHECK(control_first > 0);  // both orders occur for this seed
+  CHECK(control_first < 8);
+  // Same seed, same order; another seed, another order.
+  auto again = ks::experiment::plan_points(e);
+  for (size_t i = 0; i < plan.size(); ++i) CHECK(again[i].arm == plan[i].arm);
+  j["seed"] = 43;
+  auto other = ks::experiment::plan_points(parse(j));
+  bool differs = false;
+  for (size_t i = 0; i < plan.size(); ++i) differs = differs || other[i].arm != plan[i].arm;
+  CHECK(differs);
+}
+
+TEST_CASE("every shipped experiment parses") {
+  auto dir = ks::test::source_dir() / "configs/experiments";
+  int count = 0;
+  for (auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path());
+    CHECK_NOTHROW(ks::experiment::parse_text(ks::read_file(entry.path()), entry.path().string()));
+    ++count;
+  }
+  CHECK(count >= 5);
+}
