@@ -118,6 +118,9 @@ json workload_json(const WorkloadAnalysis& w) {
   if (w.ratio_ci) j["ratio_ci"] = interval_json(*w.ratio_ci);
   if (w.ratio_ci90) j["ratio_ci90"] = interval_json(*w.ratio_ci90);
   if (w.hodges_lehmann) j["hodges_lehmann"] = interval_json(*w.hodges_lehmann);
+  if (w.bootstrap_ci) j["bootstrap_ci"] = interval_json(*w.bootstrap_ci);
+  put_opt(j, "t_test_p", w.t_test_p);
+  put_opt(j, "degrees_of_freedom", w.degrees_of_freedom);
   put_opt(j, "mann_whitney_p", w.mann_whitney_p);
   if (!w.mann_whitney_method.empty()) j["mann_whitney_method"] = w.mann_whitney_method;
   if (!w.notes.empty()) j["notes"] = w.notes;
@@ -146,6 +149,9 @@ WorkloadAnalysis workload_from(const json& j) {
   w.ratio_ci = interval_from(j, "ratio_ci");
   w.ratio_ci90 = interval_from(j, "ratio_ci90");
   w.hodges_lehmann = interval_from(j, "hodges_lehmann");
+  w.bootstrap_ci = interval_from(j, "bootstrap_ci");
+  w.t_test_p = get_opt<double>(j, "t_test_p");
+  w.degrees_of_freedom = get_opt<double>(j, "degrees_of_freedom");
   w.mann_whitney_p = get_opt<double>(j, "mann_whitney_p");
   w.mann_whitney_method = get_or<std::string>(j, "mann_whitney_method", "");
   w.notes = get_or(j, "notes", std::vector<std::string>{});

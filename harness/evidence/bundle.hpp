@@ -90,12 +90,18 @@ struct WorkloadAnalysis {
   double delta_pct_skip_first = 0, drift_pct_skip_first = 0;
 
   // Inference (issue 5 estimators); absent when they could not be computed.
-  std::optional<Interval> ratio_ci;        // 95% hierarchical bootstrap CI of mean ratio
-  std::optional<Interval> ratio_ci90;      // 90% CI, used for equivalence (NO_CHANGE)
+  // ratio_ci / ratio_ci90: Student's t on ln point means (analysis/inference.hpp); ratio_ci
+  // decides REGRESSION/IMPROVEMENT and is widened by Holm when there are several workloads
+  // (its level says to what); ratio_ci90 decides NO_CHANGE (equivalence).
+  std::optional<Interval> ratio_ci;
+  std::optional<Interval> ratio_ci90;
+  std::optional<double> t_test_p;            // two-sided p of that t test
+  std::optional<double> degrees_of_freedom;  // of that t test: points - 2
+  std::optional<Interval> bootstrap_ci;    // 95% hierarchical bootstrap (descriptive only)
   std::optional<Interval> hodges_lehmann;  // HL ratio with its distribution-free CI
   std::optional<double> mann_whitney_p;
   std::string mann_whitney_method;         // exact | asymptotic (scipy's method="auto" rule)
-  std::optional<double> p_holm;            // Holm-adjusted p across primary metrics
+  std::optional<double> p_holm;            // Holm-adjusted t_test_p across the workloads
   std::optional<double> within_point_sd_pct, between_point_sd_pct;  // variance components
   std::optional<double> mde_pct;           // minimum detectable effect, alpha .05 power .8
   std::optional<int> blocks_needed;        // when INCONCLUSIVE

@@ -1,0 +1,37 @@
+#pragma once
+// The rows of one workload, sorted into what the statistics use and what the gates count.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "evidence/bundle.hpp"
+#include "stats/bootstrap.hpp"
+
+namespace ks::analysis {
+
+// The measured rounds of one point: not warm-up, no error, metric present.
+struct PointSample {
+  int point = 0;
+  std::string arm;
+  std::vector<double> values;  // in round order
+};
+
+// Counts for the semantic gate, over every row of the workload (warm-up included: a wrong
+// result is wrong whether or not it was timed).
+struct RowTally {
+  uint64_t rows = 0;                // measured (non-warm-up) rows, failed ones included
+  uint64_t unexpected_results = 0;
+  uint64_t failed_rounds = 0;       // rows with an error, and measured rows without the metric
+  double min_expected_match_ratio = 100.0;
+};
+
+std::vector<PointSample> measured_samples(const std::vector<evidence::Row>& rows,
+                                          const std::string& workload, const std::string& metric);
+RowTally tally_rows(const std::vector<evidence::Row>& rows, const std::string& workload,
+                    const std::string& metric);
+evidence::PointSummary summarize_point(const PointSample& sample);
+
+// One arm's points -> rounds, in point order, for the bootstrap and variance components.
+stats::Groups arm_groups(const std::vector<PointSample>& samples, const std::string& arm);
+
+}  // namespace ks::analysis

@@ -1,0 +1,64 @@
+#include "analysis/verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ks::analysis {
+namespace {
+
+bool any_material(const std::vector<evidence::WorkloadAnalysis>& ws, const std::string& verdict) {
+  return std::any_of(ws.begin(), ws.end(),
+                     [&](auto& w) { return w.verdict == verdict && w.material; });
+}
+
+}  // namespace
+
+bool is_worse(double ratio, bool higher_is_better) {
+  return higher_is_better ? ratio < 1.0 : ratio > 1.0;
+}
+
+bool is_material(double ratio, double material_pct) {
+  return std::fabs(ratio - 1.0) >= material_pct / 100.0;
+}
+
+bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct) {
+  if (!w.ratio_ci90) return false;
+  const double band = material_pct / 100.0;
+  return w.ratio_ci90->low >= 1.0 - band && w.ratio_ci90->high <= 1.0 + band;
+}
+
+void decide(evidence::WorkloadAnalysis& w, bool significant, const Options& options) {
+  w.material = false;
+  if (!w.gates_failed.empty()) {
+    w.verdict = "INVALID";
+  } else if (w.ratio_ci && significant) {
+    const double rho = w.ratio_ci->estimate;
+    w.verdict = is_worse(rho, w.higher_is_better) ? "REGRESSION" : "IMPROVEMENT";
+    w.material = is_material(rho, options.material_pct);
+  } else if (is_equivalent(w, options.material_pct)) {
+    w.verdict = "NO_CHANGE";
+  } else {
+    w.verdict = "INCONCLUSIVE";
+  }
+  if (w.verdict != "INCONCLUSIVE") w.blocks_needed.reset();
+}
+
+std::string overall_verdict(const std::vector<evidence::WorkloadAnalysis>& workloads,
+                            const std::vector<evidence::Gate>& gates, double material_pct) {
+  const bool gate_failed =
+      std::any_of(gates.begin(), gates.end(), [](auto& g) { return !g.passed; });
+  const bool invalid_workload = std::any_of(workloads.begin(), workloads.end(),
+                                            [](auto& w) { return w.verdict == "INVALID"; });
+  if (gate_failed || invalid_workload) return "INVALID";
+  if (any_material(workloads, "REGRESSION")) return "REGRESSION";
+  if (any_material(workloads, "IMPROVEMENT")) return "IMPROVEMENT";
+  const bool all_no_change =
+      !workloads.empty() && std::all_of(workloads.begin(), workloads.end(), [&](auto& w) {
+        return w.verdict == "NO_CHANGE" ||
+               (!w.material && (w.verdict == "REGRESSION" || w.verdict == "IMPROVEMENT") &&
+                is_equivalent(w, material_pct));
+      });
+  return all_no_change ? "NO_CHANGE" : "INCONCLUSIVE";
+}
+
+}  // namespace ks::analysis
