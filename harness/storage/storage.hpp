@@ -1,0 +1,59 @@
+#pragma once
+// A fresh btrfs for every point, on a device the harness may format.
+// The guard: the harness formats only a RAM device it created itself (brd, zram, loop over
+// a file in /dev/shm), or a device the user names explicitly that is not mounted, is not
+// the device holding /, and holds no partition table or filesystem signature unless
+// allow_overwrite says so. Everything it creates it removes again: on success, on failure
+// and on SIGINT/SIGTERM (the destructor runs as the Interrupted exception unwinds).
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ks::storage {
+
+namespace fs = std::filesystem;
+
+struct Request {
+  std::string kind = "auto";  // auto | brd | zram | loop | device
+  uint64_t size_mib = 1024;
+  fs::path device;            // kind == device
+  bool allow_overwrite = false;
+  std::vector<std::string> mkfs_options;   // extra mkfs.btrfs options
+  std::vector<std::string> mount_options;  // joined with commas for mount -o
+  fs::path scratch_dir = "/dev/shm";       // where loop backing files live
+};
+
+// What kind a request for "auto" resolves to on this machine: brd (only if we can load the
+// module ourselves), then zram, then loop. Throws UserError for an unknown or missing kind.
+std::string resolve_kind(const std::string& requested);
+
+// Throws UserError saying why DEVICE must not be formatted and what to do. Only reads:
+// /proc/self/mountinfo, /proc/swaps, /sys/class/block, `wipefs --no-act`, an O_EXCL open.
+void guard_device(const fs::path& device, bool allow_overwrite);
+
+class Filesystem {
+ public:
+  // Creates the device (if RAM-backed), runs mkfs.btrfs -f, mounts it on a fresh
+  // directory. On any failure, removes what it created before rethrowing.
+  static std::unique_ptr<Filesystem> create(const Request& request);
+  ~Filesystem();  // unmount, detach, remove: never throws
+  Filesystem(const Filesystem&) = delete;
+  Filesystem& operator=(const Filesystem&) = delete;
+
+  const fs::path& mount_point() const;
+  const fs::path& device() const;
+  // kind (and requested_kind), device, size_mib, mkfs_options, mount_options (requested and
+  // as the kernel reports them), mkfs_version, and per kind: loop backing_file and
+  // direct_io, zram comp_algorithm, brd loaded_by_us.
+  nlohmann::json describe() const;
+
+ private:
+  struct State;
+  explicit Filesystem(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace ks::storage
