@@ -159,5 +159,5 @@ TEST_CASE("every shipped experiment parses") {
     CHECK_NOTHROW(ks::experiment::parse_text(ks::read_file(entry.path()), entry.path().string()));
     ++count;
   }
-  CHECK(count >= 5);
+  CHECK(count >= 6);
 }

@@ -1,0 +1,27 @@
+#pragma once
+// One file per subcommand; each registers itself on the app and runs through `context`.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ks::cli {
+
+// What every subcommand may need to know about where it runs from.
+struct Context {
+  std::vector<std::string> command_line;  // argv as given, for the bundle
+  std::filesystem::path repo_dir;         // workloads/fio, configs/, kernel-patches/, results-schema/
+  std::filesystem::path agent;            // ksandwich-agent
+  int exit_code = 0;                      // set by the subcommand that ran
+};
+
+void set_run_command(CLI::App& app, Context& context);
+void set_doctor_command(CLI::App& app, Context& context);
+void set_report_command(CLI::App& app, Context& context);
+void set_validate_command(CLI::App& app, Context& context);
+void set_compare_command(CLI::App& app, Context& context);
+
+}  // namespace ks::cli
+
+// Written by the kernel-build module (harness/cli/build.cpp).
+void set_build_command(CLI::App& app);

@@ -1,0 +1,37 @@
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "cli/commands.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/compare.hpp"
+#include "report/report.hpp"
+
+namespace ks::cli {
+
+void set_compare_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand("compare", "the same analysis across two bundles of the same workloads "
+                                            "(e.g. last night's and tonight's): A plays control, B patched");
+  struct Args {
+    std::string before, after, arm = "patched", format = "text";
+    double material_pct = 1.0;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("before", args->before, "A: the reference bundle.json")->required();
+  cmd->add_option("after", args->after, "B: the bundle.json to judge")->required();
+  cmd->add_option("--arm", args->arm, "which arm of each bundle: control | patched | all")
+      ->check(CLI::IsMember({"control", "patched", "all"}));
+  cmd->add_option("--material-pct", args->material_pct, "smallest change that counts as material (default 1%)");
+  cmd->add_option("--format", args->format, "text | markdown | html")
+      ->check(CLI::IsMember({"text", "markdown", "html"}));
+  cmd->callback([args, &context] {
+    pipeline::CompareOptions o;
+    o.arm = args->arm;
+    o.material_pct = args->material_pct;
+    auto result = pipeline::compare_bundles(pipeline::load_bundle(args->before),
+                                            pipeline::load_bundle(args->after), o);
+    fmt::print("{}", report::render(result, args->format));
+    context.exit_code = analysis::exit_code_for(result);
+  });
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,80 @@
+// ksandwich: does this kernel patch make this filesystem operation faster or slower?
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "proc/runner.hpp"
+#include "util/error.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path self_dir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+// The repo holds the fio jobs, configs and patches: KSANDWICH_HOME, else the source tree
+// this binary was built from.
+fs::path find_repo_dir() {
+  if (const char* home = getenv("KSANDWICH_HOME")) return home;
+  return KSANDWICH_SOURCE_DIR;
+}
+
+// The agent sits next to ksandwich (build/bin/, or wherever both were installed).
+fs::path find_agent() {
+  if (const char* agent = getenv("KSANDWICH_AGENT")) return agent;
+  auto dir = self_dir();
+  if (fs::exists(dir / "ksandwich-agent")) return dir / "ksandwich-agent";
+  if (auto on_path = ks::proc::find_program("ksandwich-agent")) return *on_path;
+  return dir / "ksandwich-agent";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ksandwich: builds control and patched kernels, runs btrfs workloads in a\n"
+      "control -> patched -> control sandwich and writes a JSON evidence bundle and a report.\n\n"
+      "Exit codes: 0 success; 1 the experiment ran and the verdict is a material REGRESSION\n"
+      "(so CI can gate on it); 2 bad input or environment (nothing touched); 3 a point\n"
+      "failed (boot, workload or semantic check) - the bundle is still written."};
+  app.set_version_flag("--version", std::string("ksandwich ") + KSANDWICH_VERSION + " (" +
+                                        KSANDWICH_GIT_REVISION + ")");
+  app.require_subcommand(1);
+
+  ks::cli::Context context;
+  context.command_line.assign(argv, argv + argc);
+  context.repo_dir = find_repo_dir();
+  context.agent = find_agent();
+
+  ks::cli::set_run_command(app, context);
+  ks::cli::set_doctor_command(app, context);
+  ks::cli::set_report_command(app, context);
+  ks::cli::set_validate_command(app, context);
+  ks::cli::set_compare_command(app, context);
+  set_build_command(app);
+
+  ks::proc::install_interrupt_handlers();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : ks::kExitBadInput;
+  } catch (const ks::UserError& e) {
+    std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
+    if (!e.hint().empty()) std::fprintf(stderr, "ksandwich: hint: %s\n", e.hint().c_str());
+    return ks::kExitBadInput;
+  } catch (const ks::Interrupted&) {
+    std::fprintf(stderr, "ksandwich: interrupted; everything it set up was removed. "
+                         "Continue a run with `ksandwich run --resume DIR`.\n");
+    return 130;
+  } catch (const ks::SystemError& e) {
+    std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
+    return ks::kExitBadInput;
+  }
+  return context.exit_code;
+}

@@ -1,0 +1,92 @@
+#include "pipeline/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/analyze.hpp"
+#include "util/error.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using analysis::WorkloadSpec;
+
+std::vector<WorkloadSpec> specs_of(const evidence::Bundle& b, const std::string& which) {
+  if (!b.analysis || b.analysis->workloads.empty())
+    throw UserError(which + " bundle has no analysis to compare", "pass bundles written by `ksandwich run`");
+  std::vector<WorkloadSpec> specs;
+  for (auto& w : b.analysis->workloads) specs.push_back({w.workload, w.metric, w.higher_is_better});
+  return specs;
+}
+
+// Appends the chosen arm's finished points of SOURCE, relabelled as ROLE, with fresh ids.
+void take_points(const evidence::Bundle& source, const std::string& arm, const std::string& role,
+                 evidence::Bundle& into) {
+  std::map<int, int> new_id;
+  for (auto& p : source.points) {
+    if (p.status != "ok" || (arm != "all" && p.arm != arm)) continue;
+    evidence::Point q = p;
+    q.id = static_cast<int>(into.points.size());
+    q.block = q.id;
+    q.arm = role;
+    new_id[p.id] = q.id;
+    into.points.push_back(q);
+  }
+  for (auto& r : source.rows) {
+    auto it = new_id.find(r.point);
+    if (it == new_id.end()) continue;
+    evidence::Row row = r;
+    row.point = it->second;
+    row.block = it->second;
+    row.arm = role;
+    into.rows.push_back(row);
+  }
+}
+
+}  // namespace
+
+evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence::Bundle& after,
+                                 const CompareOptions& o) {
+  auto specs = specs_of(before, "the first");
+  auto after_specs = specs_of(after, "the second");
+  for (auto& s : specs) {
+    auto it = std::find_if(after_specs.begin(), after_specs.end(), [&](auto& a) { return a.id == s.id; });
+    if (it == after_specs.end())
+      throw UserError("workload '" + s.id + "' is in the first bundle but not in the second",
+                      "compare bundles of the same experiment");
+    if (it->metric != s.metric)
+      throw UserError(fmt::format("workload '{}' is measured in {} in one bundle and {} in the other", s.id,
+                                  s.metric, it->metric));
+  }
+
+  evidence::Bundle c;
+  c.tool = after.tool;
+  c.created_at = after.created_at;
+  c.experiment_name = fmt::format("compare: {} ({}) vs {} ({})", before.experiment_name, before.created_at,
+                                  after.experiment_name, after.created_at);
+  c.experiment = {{"compare", {{"before", before.experiment}, {"after", after.experiment}, {"arm", o.arm}}}};
+  c.backend = after.backend;
+  c.machine = after.machine;
+  take_points(before, o.arm, "control", c);
+  take_points(after, o.arm, "patched", c);
+  if (c.points.empty() || std::none_of(c.points.begin(), c.points.end(), [](auto& p) { return p.arm == "patched"; }) ||
+      std::none_of(c.points.begin(), c.points.end(), [](auto& p) { return p.arm == "control"; }))
+    throw UserError("one of the bundles has no finished point of the arm '" + o.arm + "'",
+                    "choose another arm with --arm control|patched|all");
+  c.plan = {{"scheme", "confirm"}, {"compare_arm", o.arm}, {"points", nlohmann::json::array()},
+            {"rounds", before.plan.value("rounds", 0)}, {"warmup_rounds", before.plan.value("warmup_rounds", 0)},
+            {"seed", o.seed}};
+  for (auto& p : c.points) c.plan["points"].push_back({{"point", p.id}, {"block", p.block}, {"arm", p.arm}});
+
+  analysis::Options opts;
+  opts.scheme = "confirm";  // no sandwich across two runs: no drift gate, just the two arms
+  opts.material_pct = o.material_pct;
+  opts.seed = o.seed;
+  c.analysis = analysis::analyze(c.points, c.rows, specs, opts);
+  c.verdict = c.analysis->verdict;
+  return c;
+}
+
+}  // namespace ks::pipeline

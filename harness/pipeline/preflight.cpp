@@ -1,0 +1,73 @@
+#include "pipeline/preflight.hpp"
+
+#include <sched.h>
+#include <algorithm>
+#include <unistd.h>
+
+#include "machine/machine.hpp"
+#include "proc/runner.hpp"
+#include "storage/storage.hpp"
+#include "trace/function_counter.hpp"
+#include "util/error.hpp"
+
+namespace ks::pipeline {
+
+namespace {
+
+constexpr const char* kSetupHint = "run tools/setup.sh (as root) to install what ksandwich needs";
+
+void need_program(const std::string& program, const std::string& why) {
+  if (!proc::have_program(program))
+    throw UserError(program + " is not installed; it is needed " + why, kSetupHint);
+}
+
+}  // namespace
+
+void preflight(const experiment::Experiment& e, const RunOptions& options) {
+  if (!fs::exists(options.agent))
+    throw UserError("the workload agent was not found at " + options.agent.string(),
+                    "build it: cmake --build build --target ksandwich-agent");
+  for (auto& w : e.workloads) {
+    if (w.name == "fio") {
+      need_program("fio", "by the fio workload");
+      auto job = options.repo_dir / "workloads/fio" / w.fio_job;
+      if (!fs::exists(job))
+        throw UserError("the fio job file " + job.string() + " does not exist",
+                        "name a file in workloads/fio/ in the experiment's \"job\"");
+    }
+  }
+  if (e.cpu >= 0) {
+    cpu_set_t allowed;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    if (e.cpu >= CPU_SETSIZE || !CPU_ISSET(e.cpu, &allowed))
+      throw UserError("experiment: /cpu: CPU " + std::to_string(e.cpu) + " is not available here",
+                      "pick a CPU from 0 to " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN) - 1) +
+                          ", or -1 for no pinning");
+  }
+  if (e.backend == "host") {
+    if (geteuid() != 0)
+      throw UserError("the host backend formats and mounts a device, which needs root",
+                      "run ksandwich as root (sudo)");
+    need_program("mkfs.btrfs", "to create a fresh btrfs for every point");
+    if (!machine::have_filesystem("btrfs"))
+      throw UserError("the running kernel has no btrfs", "load it: modprobe btrfs");
+    for (auto& [name, arm] : e.arms)
+      for (auto& [path, value] : arm.sysfs)
+        if (access(path.c_str(), W_OK) != 0)
+          throw UserError("experiment: /arms/" + name + "/sysfs: " + path + " is not writable here",
+                          "check the knob exists on this kernel");
+    bool required_hits = std::any_of(e.direct_hits.begin(), e.direct_hits.end(), [](auto& d) { return d.required; });
+    if (required_hits) {
+      auto tracing = trace::probe_tracing();
+      if (tracing.method == trace::kNoTracing)
+        throw UserError("the experiment requires direct hits, but this kernel cannot count function calls: " +
+                            tracing.reason,
+                        "use the qemu backend (its kernel has the function tracer), or mark the "
+                        "direct_hits \"required\": false");
+    }
+    if (e.storage.kind == "device") storage::guard_device(e.storage.device, e.storage.allow_overwrite);
+    else storage::resolve_kind(e.storage.kind);  // throws when the kind is not available
+  }
+}
+
+}  // namespace ks::pipeline

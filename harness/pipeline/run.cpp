@@ -1,0 +1,205 @@
+#include "pipeline/run.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "analysis/analyze.hpp"
+#include "boot/backend.hpp"
+#include "evidence/bundle.hpp"
+#include "experiment/experiment.hpp"
+#include "machine/machine.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/preflight.hpp"
+#include "pipeline/records.hpp"
+#include "proc/runner.hpp"
+#include "report/report.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using nlohmann::json;
+
+void say(const std::string& line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+json plan_json(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan) {
+  json points = json::array();
+  for (auto& p : plan) points.push_back({{"point", p.index}, {"block", p.block}, {"arm", p.arm}});
+  json workloads = json::array();
+  for (auto& w : e.workloads) workloads.push_back(w.id());
+  return {{"scheme", e.scheme},  {"points", points},        {"rounds", e.rounds},
+          {"warmup_rounds", e.warmup_rounds}, {"seed", e.seed}, {"blocks", e.blocks},
+          {"cpu", e.cpu},        {"workloads", workloads}};
+}
+
+// Environment differences between points are warnings, not gates: the report shows them.
+json environment_warnings(const std::vector<evidence::Point>& points) {
+  json warnings = json::array();
+  const evidence::Point* first = nullptr;
+  for (auto& p : points) {
+    if (p.status != "ok") continue;
+    if (!first) {
+      first = &p;
+      continue;
+    }
+    for (auto& d : machine::environment_differences(first->environment, p.environment))
+      warnings.push_back(fmt::format("point {} differs from point {} in {}", p.id, first->id, d));
+  }
+  return warnings;
+}
+
+void analyze_into(evidence::Bundle& bundle, const experiment::Experiment& e) {
+  bundle.analysis = analyze_bundle(e, bundle);
+  bundle.verdict = bundle.analysis->verdict;
+  bundle.extra["warnings"] = environment_warnings(bundle.points);
+}
+
+void write_bundle(evidence::Bundle& bundle, const fs::path& dir) {
+  bundle.updated_at = now_utc_iso8601();
+  write_file_atomic(dir / "bundle.json", evidence::to_json(bundle).dump(2) + "\n");
+}
+
+void write_reports(const evidence::Bundle& bundle, const fs::path& dir, const std::string& tested_by) {
+  report::Options ro{tested_by};
+  write_file_atomic(dir / "report.txt", report::text(bundle, ro));
+  write_file_atomic(dir / "report.md", report::markdown(bundle, ro));
+  write_file_atomic(dir / "report.html", report::html(bundle, ro));
+}
+
+evidence::Bundle new_bundle(const experiment::Experiment& e, const RunOptions& o,
+                            const std::vector<experiment::PlannedPoint>& plan, boot::Backend& backend) {
+  evidence::Bundle b;
+  b.tool = o.tool;
+  b.created_at = now_utc_iso8601();
+  b.experiment = e.raw;
+  b.experiment_name = e.name;
+  b.backend = e.backend;
+  b.machine = backend.machine();
+  b.plan = plan_json(e, plan);
+  b.builds = json::object();
+  for (auto& p : plan) {
+    evidence::Point point;
+    point.id = p.index;
+    point.block = p.block;
+    point.arm = p.arm;
+    b.points.push_back(point);
+  }
+  b.verdict = "INCONCLUSIVE";
+  return b;
+}
+
+evidence::Bundle load_for_resume(const fs::path& dir) {
+  auto path = dir / "bundle.json";
+  if (!fs::exists(path))
+    throw UserError("cannot resume: " + path.string() + " does not exist",
+                    "resume a directory that an earlier `ksandwich run --out DIR` wrote");
+  return load_bundle(path);
+}
+
+void print_dry_run(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan,
+                   const RunOptions& o) {
+  std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
+              e.backend.c_str(), e.scheme.c_str(), plan.size());
+  for (auto& p : plan) {
+    std::printf("point %d (block %d): %s\n", p.index, p.block, p.arm.c_str());
+    for (auto& w : e.workloads)
+      std::printf("  %s\n", join(boot::agent_argv(o.agent.string(), w, e, "<mnt>/" + w.id(),
+                                                  (o.repo_dir / "workloads/fio").string()),
+                                 " ").c_str());
+  }
+}
+
+}  // namespace
+
+int run(const RunOptions& o) {
+  evidence::Bundle bundle;
+  experiment::Experiment e;
+  if (o.resume) {
+    bundle = load_for_resume(o.out_dir);
+    e = experiment::parse(bundle.experiment);
+  } else {
+    if (!fs::exists(o.experiment_file))
+      throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
+                      "pass a file such as configs/experiments/host-clone-dedupe.json");
+    e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+  }
+  auto plan = experiment::plan_points(e);
+  if (o.dry_run) {
+    print_dry_run(e, plan, o);
+    return kExitOk;
+  }
+  preflight(e, o);
+
+  if (!o.resume) {
+    if (fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
+      throw UserError("output directory " + o.out_dir.string() + " is not empty",
+                      "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());
+  }
+  fs::create_directories(o.out_dir / "logs");
+  proc::set_command_log(o.out_dir / "logs/commands.jsonl");
+
+  boot::BackendOptions bo{o.agent, o.repo_dir / "workloads/fio", false};
+  auto backend = boot::make_backend(e.backend, bo);
+  if (!o.resume) bundle = new_bundle(e, o, plan, *backend);
+  write_bundle(bundle, o.out_dir);
+
+  for (auto& planned : plan) {
+    auto& point = bundle.points.at(planned.index);
+    if (point.status == "ok") {
+      say(fmt::format("[point {}/{} {}] already done, kept", planned.index + 1, plan.size(), planned.arm));
+      continue;
+    }
+    std::erase_if(bundle.rows, [&](auto& r) { return r.point == planned.index; });
+    auto started = std::chrono::steady_clock::now();
+    point.started_at = now_utc_iso8601();
+    say(fmt::format("[point {}/{} {}] running {} workload(s), {} rounds each", planned.index + 1,
+                    plan.size(), planned.arm, e.workloads.size(), e.rounds));
+
+    auto dir_name = fmt::format("points/{:02d}-{}", planned.index, planned.arm);
+    boot::PointContext ctx{e, e.arms.at(planned.arm), planned.index, planned.block,
+                           o.out_dir, o.out_dir / dir_name, std::nullopt, ""};
+    boot::PointResult result;
+    try {
+      result = backend->run_point(ctx);
+    } catch (const SystemError& err) {
+      result.status = "failed";
+      result.failure = err.what();
+    }
+    point.status = result.status;
+    point.failure = result.failure;
+    point.kernel_release = result.kernel_release;
+    point.storage = result.storage;
+    point.environment = result.environment;
+    point.health = result.health;
+    point.direct_hit = result.direct_hit;
+    point.log = result.log;
+    point.console_tail = result.console_tail;
+    point.finished_at = now_utc_iso8601();
+    point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    auto rows = rows_from_agent(result.agent_records, planned.index, planned.arm, planned.block);
+    bundle.rows.insert(bundle.rows.end(), rows.begin(), rows.end());
+
+    analyze_into(bundle, e);
+    write_bundle(bundle, o.out_dir);
+    say(fmt::format("[point {}/{} {}] {} in {:.1f} s{}", planned.index + 1, plan.size(), planned.arm,
+                    point.status, point.seconds, point.failure.empty() ? "" : ": " + point.failure));
+    if (point.status != "ok" && !e.continue_on_failure) {
+      say("stopping: the experiment says continue_on_failure = false");
+      break;
+    }
+  }
+
+  analyze_into(bundle, e);
+  write_bundle(bundle, o.out_dir);
+  write_reports(bundle, o.out_dir, o.tested_by);
+  std::fputs(report::text(bundle, report::Options{o.tested_by}).c_str(), stdout);
+  std::printf("\nbundle: %s\n", (o.out_dir / "bundle.json").c_str());
+  return analysis::exit_code_for(bundle);
+}
+
+}  // namespace ks::pipeline

@@ -1,0 +1,30 @@
+#pragma once
+// `ksandwich run`: experiment -> plan -> (builds) -> points in order -> stats -> bundle ->
+// reports. The bundle is written after every point, so a crash keeps what was measured,
+// and `--resume DIR` reruns only the points that did not finish.
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ks::pipeline {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  fs::path experiment_file;
+  fs::path out_dir;
+  bool resume = false;
+  bool dry_run = false;       // print the plan and the commands, touch nothing
+  std::string tested_by;      // "Name <email>" for the reply block
+  nlohmann::json tool;        // name, version, git_revision, command_line
+  fs::path agent;             // ksandwich-agent
+  fs::path repo_dir;          // where workloads/fio, configs/, kernel-patches/ live
+};
+
+// Returns the process exit code (0 ok, 1 material regression, 3 a point failed).
+// Throws UserError for bad input or environment (exit 2), before anything is touched.
+int run(const RunOptions& options);
+
+}  // namespace ks::pipeline

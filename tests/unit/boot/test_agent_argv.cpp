@@ -1,0 +1,21 @@
+#include <catch2/catch.hpp>
+
+#include "boot/backend.hpp"
+
+using nlohmann::json;
+
+TEST_CASE("the agent's argv carries the experiment's rounds, pinning and workload parameters") {
+  auto e = ks::experiment::parse(json::parse(R"({"name": "t", "rounds": 7, "warmup_rounds": 2, "cpu": 1,
+      "arms": {"control": {}, "patched": {}},
+      "workloads": [{"name": "clone", "ops": 500, "range_bytes": 8192},
+                    {"name": "dio-randwrite", "jobs": 4, "runtime_s": 2.5},
+                    {"name": "fio", "job": "dio-randwrite.fio"}]})"));
+  auto clone = ks::boot::agent_argv("/a", e.workloads[0], e, "/mnt/clone", "/jobs");
+  CHECK(clone == std::vector<std::string>{"/a", "clone", "--dir", "/mnt/clone", "--rounds", "7", "--warmup",
+                                          "2", "--cpu", "1", "--ops", "500", "--range-bytes", "8192"});
+  auto dio = ks::boot::agent_argv("/a", e.workloads[1], e, "/d", "/jobs");
+  CHECK(std::find(dio.begin(), dio.end(), "2.5") != dio.end());
+  CHECK(std::find(dio.begin(), dio.end(), "--jobs") != dio.end());
+  auto fio = ks::boot::agent_argv("/a", e.workloads[2], e, "/d", "/jobs");
+  CHECK(fio.back() == "/jobs/dio-randwrite.fio");
+}

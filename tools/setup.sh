@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for ksandwich, idempotently: installs every Debian
+# package the harness and its tests need, then configures and builds into build/.
+# Run as root from the repository. Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "tools/setup.sh: run as root (it installs Debian packages)" >&2
+  exit 2
+fi
+
+packages=(
+  # build the harness
+  build-essential cmake pkg-config git
+  liburing-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libssl-dev
+  # run workloads and make filesystems
+  btrfs-progs fio util-linux e2fsprogs kmod
+  # build kernels (linux-source-6.1 is the embedded default source)
+  linux-source-6.1 bc bison flex libelf-dev cpio xz-utils ccache rsync patch
+  # boot them
+  qemu-system-x86 busybox-static
+  # tests: schema checks and the HTML report in a real browser
+  python3 python3-jsonschema chromium
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "tools/setup.sh: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Kernel builds share one ccache outside the repository, kept between runs.
+mkdir -p /var/cache/ksandwich/ccache
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+echo "tools/setup.sh: ready (build/bin/ksandwich, build/bin/ksandwich-agent)"
