@@ -1,0 +1,42 @@
+#include "boot/backend.hpp"
+
+namespace ks::boot {
+
+std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
+                                    const experiment::Experiment& e, const std::string& dir,
+                                    const std::string& fio_jobs_dir) {
+  std::vector<std::string> argv{agent, w.name, "--dir", dir,
+                                "--rounds", std::to_string(e.rounds),
+                                "--warmup", std::to_string(e.warmup_rounds),
+                                "--cpu", std::to_string(e.cpu)};
+  auto add = [&](const char* flag, auto value) {
+    argv.push_back(flag);
+    if constexpr (std::is_same_v<decltype(value), double>) {
+      std::string s = std::to_string(value);
+      s.erase(s.find_last_not_of('0') + 1);  // 5.000000 -> 5.
+      if (s.back() == '.') s.pop_back();
+      argv.push_back(s);
+    } else {
+      argv.push_back(std::to_string(value));
+    }
+  };
+  if (w.name == "clone" || w.name == "dedupe") {
+    add("--ops", w.ops);
+    add("--range-bytes", w.range_bytes);
+  } else if (w.name == "dio-randwrite" || w.name == "fio") {
+    add("--iodepth", w.iodepth);
+    add("--jobs", w.jobs);
+    add("--file-size-mib", w.file_size_mib);
+    add("--runtime-s", w.runtime_s);
+    if (w.name == "fio") {
+      argv.push_back("--job");
+      argv.push_back(fio_jobs_dir + "/" + w.fio_job);
+    }
+  } else if (w.name == "buffered-write") {
+    add("--size-mib", w.size_mib);
+    add("--block-kib", w.block_kib);
+  }
+  return argv;
+}
+
+}  // namespace ks::boot

@@ -1,0 +1,64 @@
+#pragma once
+// A backend runs one point: boots (or reuses) a kernel, makes a fresh btrfs, runs the
+// workloads with the agent and reads back what was in force. Registered in one table.
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiment/experiment.hpp"
+
+namespace ks::boot {
+
+namespace fs = std::filesystem;
+
+struct PointContext {
+  const experiment::Experiment& experiment;
+  const experiment::Arm& arm;
+  int point = 0;
+  int block = 0;
+  fs::path bundle_dir;                 // DIR
+  fs::path point_dir;                  // DIR/points/NN-arm: logs of this point
+  std::optional<fs::path> kernel_image;  // qemu: the arm's bzImage
+  std::string kernel_release;            // qemu: expected release of that image
+};
+
+struct PointResult {
+  std::string status = "ok";   // ok | failed
+  std::string failure;         // why, when failed
+  std::string kernel_release;  // read back from the running kernel
+  std::vector<nlohmann::json> agent_records;  // the agent's JSON lines ("round" records)
+  nlohmann::json storage;      // storage::Filesystem::describe()
+  nlohmann::json environment;  // noise controls read back
+  nlohmann::json health;       // kernel log findings
+  nlohmann::json direct_hit;   // ftrace counts
+  std::string log;             // relative to bundle_dir
+  std::string console_tail;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual nlohmann::json machine() = 0;  // recorded once per bundle
+  // Never throws for a point that failed (that is data); throws Interrupted on Ctrl-C and
+  // UserError for bad input found only now.
+  virtual PointResult run_point(const PointContext& context) = 0;
+};
+
+struct BackendOptions {
+  fs::path agent;        // ksandwich-agent binary
+  fs::path fio_jobs_dir; // workloads/fio
+  bool dry_run = false;
+};
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
+
+// The agent's argv for one workload: the same for the host and inside a guest. Pure.
+std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
+                                    const experiment::Experiment& e, const std::string& dir,
+                                    const std::string& fio_jobs_dir);
+
+}  // namespace ks::boot

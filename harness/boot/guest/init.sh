@@ -1,0 +1,143 @@
+#!/bin/sh
+# ksandwich guest init: PID 1 of the hermetic initramfs the harness builds for a QEMU point.
+#
+# Reads back what the kernel runs with, makes a fresh btrfs, runs the agent once per
+# workload of the plan (/ksandwich/plan.sh, written by the harness) and streams every JSON
+# line to the virtio-serial port named "ksandwich.results". The console is only a log: the
+# harness takes results and the exit status from the port, never from the console.
+#
+# Records on the port, one JSON object a line:
+#   {"type":"guest",...}          what the kernel runs with (release, cmdline, clocksource...)
+#   {"type":"storage",...}        the fresh filesystem as the guest sees it
+#   {"type":"workload","id":...}  the agent's lines for workload ID follow
+#   {"type":"workload_exit",...}  the agent's exit status
+#   {"type":"exit","status":N,"reason":...}  last line; then `reboot -f`
+# With a minimal kernel `poweroff -f` only halts; QEMU runs with -no-reboot, so reboot exits it.
+#
+# shellcheck disable=SC2317  # functions called indirectly: by wait_for and by the plan
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/ TMPDIR=/tmp
+
+mount -t devtmpfs devtmpfs /dev
+# The initramfs has no /dev/console node (it is packed without root), so the kernel could
+# not give init a console: take it now that devtmpfs is there.
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+
+say() { echo "ksandwich-init: $*"; }
+uptime_s() { read -r up _ </proc/uptime; echo "$up"; }
+
+# A JSON string literal: backslashes and quotes escaped, control characters dropped.
+json_str() {
+  printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"
+}
+
+emit() { printf '%s\n' "$1" >&3; }
+
+# The last record, then leave: reboot -f makes QEMU (-no-reboot) exit at once. Should the
+# reboot fail, init exits, the kernel panics and panic=-1 with -no-reboot exits QEMU too.
+finish() {
+  say "exit $1: $2"
+  emit "{\"type\":\"exit\",\"status\":$1,\"reason\":$(json_str "$2"),\"uptime_s\":$(uptime_s)}"
+  sync
+  reboot -f
+  exit "$1"
+}
+
+# Waits up to SECONDS for a test to succeed: virtio ports and NVMe namespaces appear
+# asynchronously, after the driver has probed (slowly, under TCG on a busy host).
+wait_for() {
+  tries=$(($1 * 10))
+  shift
+  while ! "$@"; do
+    tries=$((tries - 1))
+    [ "$tries" -le 0 ] && return 1
+    sleep 0.1
+  done
+}
+
+results_port() {
+  for p in /sys/class/virtio-ports/*; do
+    if [ "$(cat "$p/name" 2>/dev/null)" = ksandwich.results ] && [ -c "/dev/${p##*/}" ]; then
+      echo "/dev/${p##*/}"
+      return 0
+    fi
+  done
+  return 1
+}
+
+port=
+find_port() { port=$(results_port); }
+if ! wait_for 30 find_port; then
+  say "no virtio-serial port named ksandwich.results: cannot report, stopping"
+  sync
+  reboot -f
+  exit 1
+fi
+exec 3>"$port"
+
+# shellcheck source=/dev/null  # written by the harness per run
+. /ksandwich/plan.sh
+
+clocksource_dir=/sys/devices/system/clocksource/clocksource0
+clocksource=$(cat "$clocksource_dir/current_clocksource" 2>/dev/null)
+emit "{\"type\":\"guest\"\
+,\"kernel_release\":$(json_str "$(uname -r)")\
+,\"kernel_version\":$(json_str "$(uname -v)")\
+,\"kernel_cmdline\":$(json_str "$(cat /proc/cmdline)")\
+,\"preempt\":$(json_str "$(cat /sys/kernel/debug/sched/preempt 2>/dev/null)")\
+,\"clocksource\":$(json_str "$clocksource")\
+,\"available_clocksource\":$(json_str "$(cat "$clocksource_dir/available_clocksource" 2>/dev/null)")\
+,\"cpus\":$(json_str "$(cat /sys/devices/system/cpu/online 2>/dev/null)")\
+,\"mem_total\":$(json_str "$(grep MemTotal /proc/meminfo)")\
+,\"uptime_s\":$(uptime_s)}"
+
+# A 1 ms tick is no clock for a microsecond operation (environment.md, traps).
+case "$clocksource" in
+  jiffies | refined-jiffies | "")
+    finish 3 "clocksource '$clocksource' cannot time the workloads" ;;
+esac
+
+device_ready() { [ -b "$KS_DEVICE" ]; }
+wait_for 30 device_ready || finish 4 "device $KS_DEVICE did not appear"
+
+mkfs_log=/tmp/mkfs.log
+if ! ks_mkfs >"$mkfs_log" 2>&1; then
+  cat "$mkfs_log"
+  finish 4 "mkfs.btrfs on $KS_DEVICE failed: $(tail -n 3 "$mkfs_log" | tr '\n' ' ')"
+fi
+cat "$mkfs_log"
+mkdir -p /mnt
+if [ -n "$KS_MOUNT_OPTIONS" ]; then
+  mount -t btrfs -o "$KS_MOUNT_OPTIONS" "$KS_DEVICE" /mnt || finish 4 "mount -o $KS_MOUNT_OPTIONS $KS_DEVICE failed"
+else
+  mount -t btrfs "$KS_DEVICE" /mnt || finish 4 "mount $KS_DEVICE failed"
+fi
+sectors=$(cat "/sys/class/block/${KS_DEVICE##*/}/size")
+emit "{\"type\":\"storage\"\
+,\"device\":$(json_str "$KS_DEVICE")\
+,\"size_bytes\":$((sectors * 512))\
+,\"kernel_mount_options\":$(json_str "$(awk '$2 == "/mnt" { print $4 }' /proc/mounts)")\
+,\"mkfs_version\":$(json_str "$(mkfs.btrfs --version 2>&1 | head -n 1)")\
+,\"mount_point\":\"/mnt\"\
+,\"uptime_s\":$(uptime_s)}"
+
+# Called by ks_workloads (the plan) once per workload: ID, then the agent's argv.
+run_workload() {
+  id=$1
+  shift
+  mkdir -p "/mnt/$id"
+  emit "{\"type\":\"workload\",\"id\":$(json_str "$id"),\"uptime_s\":$(uptime_s)}"
+  "$@" >&3
+  status=$?
+  emit "{\"type\":\"workload_exit\",\"id\":$(json_str "$id"),\"status\":$status,\"uptime_s\":$(uptime_s)}"
+  [ "$status" -eq 0 ] || finish "$status" "workload $id: ksandwich-agent exited $status"
+}
+
+ks_workloads
+umount /mnt || finish 5 "umount /mnt failed"
+finish 0 "ok"

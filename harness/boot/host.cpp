@@ -1,0 +1,175 @@
+// The host backend: runs every point on the kernel that is booted now. Arms may differ
+// only by what needs no new kernel: mkfs options, mount options, sysfs/sysctl knobs.
+#include "boot/host.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "machine/machine.hpp"
+#include "proc/runner.hpp"
+#include "storage/storage.hpp"
+#include "trace/function_counter.hpp"
+#include "trace/kernel_log_watch.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::boot {
+namespace {
+
+using nlohmann::json;
+
+// Sets an arm's /sys and /proc/sys knobs and puts the old values back when it goes.
+class KnobSetting {
+ public:
+  explicit KnobSetting(const std::map<std::string, std::string>& knobs) {
+    for (auto& [path, value] : knobs) {
+      auto old = try_read_file(path);
+      if (!old)
+        throw UserError("sysfs knob " + path + " cannot be read",
+                        "check the path exists on this kernel (arms/<arm>/sysfs)");
+      write_file(path, value);
+      saved_.emplace_back(path, trim(*old));
+      auto now = read_first_line(path);
+      applied_[path] = now;
+    }
+  }
+  ~KnobSetting() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      try {
+        write_file(it->first, it->second);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "warning: could not restore %s: %s\n", it->first.c_str(), e.what());
+      }
+    }
+  }
+  const json& applied() const { return applied_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> saved_;
+  json applied_ = json::object();
+};
+
+std::vector<json> parse_agent_lines(const std::string& out) {
+  std::vector<json> records;
+  for (auto& line : split(out, '\n')) {
+    if (trim(line).empty()) continue;
+    try {
+      records.push_back(json::parse(line));
+    } catch (const json::parse_error&) {
+      // Not JSON: the agent printed something else; it stays in the log.
+    }
+  }
+  return records;
+}
+
+// The functions the experiment wants counted on this arm.
+std::vector<trace::Target> direct_hit_targets(const experiment::Experiment& e, const std::string& arm) {
+  std::vector<trace::Target> targets;
+  for (auto& d : e.direct_hits)
+    if (d.arms.empty() || std::find(d.arms.begin(), d.arms.end(), arm) != d.arms.end())
+      targets.push_back({d.function, d.required});
+  return targets;
+}
+
+// The direct-hit pass is short: one round, at most 1,000 operations or one second.
+experiment::Experiment direct_hit_pass(experiment::Experiment e) {
+  e.rounds = 1;
+  e.warmup_rounds = 0;
+  for (auto& w : e.workloads) {
+    w.ops = std::min<uint64_t>(w.ops, 1000);
+    w.runtime_s = std::min(w.runtime_s, 1.0);
+    w.size_mib = std::min<uint64_t>(w.size_mib, 64);
+  }
+  return e;
+}
+
+}  // namespace
+
+HostBackend::HostBackend(BackendOptions options) : options_(std::move(options)) {}
+
+json HostBackend::machine() {
+  json m = machine::describe_host();
+  m["virtualization"] = "none";  // the workload runs on this kernel, no guest
+  return m;
+}
+
+PointResult HostBackend::run_point(const PointContext& ctx) {
+  const auto& e = ctx.experiment;
+  PointResult result;
+  result.kernel_release = machine::kernel_release();
+  fs::create_directories(ctx.point_dir);
+  auto log_path = ctx.point_dir / "agent.log";
+  result.log = fs::relative(log_path, ctx.bundle_dir).string();
+
+  trace::KernelLogWatch kernel_log;
+  kernel_log.begin("point " + std::to_string(ctx.point));
+  KnobSetting knobs(ctx.arm.sysfs);
+  result.environment = machine::read_environment(e.cpu);
+  result.environment["sysfs"] = knobs.applied();
+
+  storage::Request request;
+  request.kind = e.storage.kind;
+  request.size_mib = e.storage.size_mib;
+  request.device = e.storage.device;
+  request.allow_overwrite = e.storage.allow_overwrite;
+  request.mkfs_options = e.storage.mkfs_options;
+  request.mkfs_options.insert(request.mkfs_options.end(), ctx.arm.extra_mkfs_options.begin(),
+                              ctx.arm.extra_mkfs_options.end());
+  request.mount_options = e.storage.mount_options;
+  request.mount_options.insert(request.mount_options.end(), ctx.arm.extra_mount_options.begin(),
+                               ctx.arm.extra_mount_options.end());
+
+  std::unique_ptr<storage::Filesystem> filesystem;
+  try {
+    filesystem = storage::Filesystem::create(request);
+  } catch (const SystemError& err) {
+    result.status = "failed";
+    result.failure = std::string("storage: ") + err.what();
+    return result;
+  }
+  result.storage = filesystem->describe();
+
+  for (auto& workload : e.workloads) {
+    auto dir = filesystem->mount_point() / workload.id();
+    fs::create_directories(dir);
+    proc::Command cmd;
+    cmd.argv = agent_argv(options_.agent.string(), workload, e, dir.string(),
+                          options_.fio_jobs_dir.string());
+    cmd.timeout = std::chrono::seconds(e.point_timeout_s);
+    auto run = proc::run(cmd);
+    write_file_append(log_path, "$ " + join(cmd.argv, " ") + "\n" + run.err);
+    for (auto& record : parse_agent_lines(run.out)) {
+      record["workload_id"] = workload.id();
+      result.agent_records.push_back(std::move(record));
+    }
+    if (!run.ok()) {
+      result.status = "failed";
+      result.failure = "workload " + workload.id() + ": " + run.describe();
+      break;
+    }
+  }
+
+  // After the timed rounds, never during them: count calls to the functions the patch
+  // should hit, in a separate short pass of the same workloads.
+  auto targets = direct_hit_targets(e, ctx.arm.name);
+  if (result.status == "ok" && !targets.empty()) {
+    auto pass = direct_hit_pass(e);
+    trace::FunctionCounter counter(targets);
+    for (auto& workload : pass.workloads) {
+      auto dir = filesystem->mount_point() / (workload.id() + "-direct-hit");
+      fs::create_directories(dir);
+      proc::Command cmd;
+      cmd.argv = agent_argv(options_.agent.string(), workload, pass, dir.string(),
+                            options_.fio_jobs_dir.string());
+      cmd.timeout = std::chrono::seconds(e.point_timeout_s);
+      auto run = proc::run(cmd);
+      write_file_append(log_path, "$ " + join(cmd.argv, " ") + "  # direct-hit pass\n" + run.err);
+    }
+    result.direct_hit = trace::to_json(counter.stop());
+  }
+  filesystem.reset();  // unmount first: the kernel log must cover the whole point
+  result.health = kernel_log.end();
+  return result;
+}
+
+}  // namespace ks::boot

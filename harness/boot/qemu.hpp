@@ -1,0 +1,136 @@
+#pragma once
+// The QEMU backend: boots the arm's bzImage with the run's hermetic initramfs, and takes
+// the guest's records and exit status from a virtio-serial port (never from the console,
+// which is saved as the point's log). KVM when /dev/kvm is usable, TCG otherwise.
+//
+// The pure pieces (command line, kernel command line, the guest's plan, parsing what came
+// back, judging the point) are free functions so unit tests pin them down; QemuBackend
+// only adds the side effects: the initramfs, the NVMe backing file, running QEMU.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "boot/backend.hpp"
+#include "boot/initramfs.hpp"
+#include "experiment/experiment.hpp"
+
+namespace ks::boot {
+
+// ---- The QEMU command line, as data -------------------------------------------------
+
+struct QemuSpec {
+  std::string qemu = "qemu-system-x86_64";
+  bool kvm = false;            // accel=kvm and -cpu host; else accel=tcg and -cpu max
+  uint32_t vcpus = 1;
+  uint32_t memory_mib = 2048;
+  fs::path kernel;
+  fs::path initrd;
+  std::string cmdline;
+  fs::path console_log;        // the serial console, saved as the point's log
+  fs::path results;            // the results port's host side
+  std::optional<fs::path> nvme_image;  // an emulated NVMe drive backed by this file
+  int pin_cpu = -1;            // host CPU for every QEMU thread (taskset -c), -1: not pinned
+};
+
+std::vector<std::string> qemu_argv(const QemuSpec& spec);
+
+// A value inside a QEMU option list (-drive file=...,if=none): commas doubled.
+std::string qemu_option_value(std::string_view value);
+
+// ---- What the guest runs ------------------------------------------------------------
+
+// The device the guest formats: brd (/dev/ram0, sized on the kernel command line) or an
+// emulated NVMe drive (/dev/nvme0n1). "auto" is brd. Throws UserError for other kinds.
+struct GuestStorage {
+  std::string kind;    // brd | nvme
+  std::string device;  // inside the guest
+};
+GuestStorage guest_storage(const experiment::Storage& storage);
+
+// The kernel command line: console on ttyS0, panic=-1 (a panic ends QEMU through
+// -no-reboot), preempt=none, random.trust_cpu=on, the brd size, then the arm's own words
+// (last wins).
+std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm& arm);
+
+// /ksandwich/plan.sh: the device, mkfs and mount options, and one agent argv per workload,
+// built by agent_argv with paths inside the guest. Every word single-quoted.
+std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm);
+
+// The CPU the agent pins itself to inside the guest: the last vCPU when the experiment
+// pins (the experiment's CPU is a host CPU: it pins the QEMU process), else -1.
+int guest_cpu(const experiment::Experiment& e);
+
+std::string shell_quote(std::string_view word);
+
+// guest/init.sh, embedded at build time.
+const std::string& guest_init_script();
+
+// ---- What comes back ----------------------------------------------------------------
+
+struct GuestReport {
+  nlohmann::json guest;    // the "guest" record: what the kernel runs with; null if none
+  nlohmann::json storage;  // the "storage" record: the fresh filesystem read back
+  std::vector<nlohmann::json> agent_records;  // the agent's lines, each with "workload_id"
+  std::optional<int> exit_status;             // the "exit" record
+  std::string exit_reason;
+  std::optional<double> agent_start_uptime_s;  // guest uptime when the first agent started
+  std::optional<double> exit_uptime_s;
+  int unreadable_lines = 0;  // not JSON (e.g. the last line cut by a kill)
+};
+
+// Parses the results port's stream (JSON lines). Pure.
+GuestReport parse_guest_results(std::string_view text);
+
+// The guest record turned into the point's environment fields: kernel_release,
+// kernel_cmdline, preemption (the mode in parentheses), clocksource, ... Pure.
+nlohmann::json guest_environment(const nlohmann::json& guest_record);
+
+struct GuestRun {
+  GuestReport report;
+  std::string console;
+  bool timed_out = false;
+  uint32_t timeout_s = 0;
+  int qemu_exit_code = 0;   // -1 when killed by a signal
+  std::string qemu_output;  // QEMU's own stdout/stderr
+  std::string expected_release;  // empty: not checked
+};
+
+// Why the point failed, or nullopt when it did not: a panic on the console, a timeout,
+// a guest that never reported, a jiffies clocksource, an unexpected kernel release, no
+// exit record, a non-zero exit status, QEMU failing. Pure.
+std::optional<std::string> guest_failure(const GuestRun& run);
+
+// The last LINES lines of the console, for the bundle. Pure.
+std::string console_tail(std::string_view console, size_t lines = 40);
+
+// Console lines that show the guest kernel in trouble (WARNING:, BUG:, Oops, panic). Pure.
+std::vector<std::string> console_findings(std::string_view console);
+
+// ---- The backend --------------------------------------------------------------------
+
+class QemuBackend : public Backend {
+ public:
+  explicit QemuBackend(BackendOptions options);
+  std::string name() const override { return "qemu"; }
+  nlohmann::json machine() override;
+  PointResult run_point(const PointContext& context) override;
+
+  // The QEMU command and the guest plan of a point, touching nothing (for --dry-run).
+  std::string describe_point(const PointContext& context) const;
+
+ private:
+  QemuSpec spec_for(const PointContext& context, const fs::path& initrd,
+                    const std::optional<fs::path>& nvme_image) const;
+  const Initramfs& initramfs_for(const PointContext& context, const std::string& plan);
+
+  BackendOptions options_;
+  bool kvm_ = false;
+  std::map<std::string, Initramfs> initramfs_by_plan_;  // built once per run (per plan)
+};
+
+}  // namespace ks::boot
