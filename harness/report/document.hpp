@@ -1,0 +1,63 @@
+#pragma once
+// What a report says, decided once: a list of blocks (headings, sentences, tables, ...).
+// text.cpp, markdown.cpp and html.cpp only decide how it looks. Pure.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "evidence/bundle.hpp"
+#include "report/report.hpp"
+
+namespace ks::report::detail {
+
+enum class Align { left, right };
+
+struct Column {
+  std::string title;
+  Align align = Align::left;
+};
+
+struct Cell {
+  std::string text;
+  std::string full;  // the whole value when `text` was shortened (HTML shows it on hover)
+
+  // Implicit: cells are mostly plain strings.
+  Cell(std::string t = {}) : text(std::move(t)) {}  // NOLINT(google-explicit-constructor)
+  Cell(const char* t) : text(t) {}                  // NOLINT(google-explicit-constructor)
+  Cell(std::string t, std::string f) : text(std::move(t)), full(std::move(f)) {}
+};
+
+struct Table {
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+struct Block {
+  enum class Kind { heading, paragraph, facts, table, preformatted, plot };
+  Kind kind = Kind::paragraph;
+  std::string cls;   // HTML class (ks-sandwich, ks-verdict, ...), also a stable test hook
+  std::string text;  // heading, paragraph, preformatted; plot: the workload id
+  size_t indent = 0; // paragraph: text view indents continuation by this much
+  std::string caption, note;  // plot: title above it, verdict line below it
+  std::vector<std::pair<std::string, std::string>> facts;
+  Table table;
+  // Detail blocks are left out of the text view (a mailing-list reply stays short) and
+  // shown by markdown and HTML.
+  bool detail = false;
+};
+
+struct Document {
+  std::string title;
+  std::string verdict;
+  std::vector<Block> blocks;
+};
+
+Document build_document(const evidence::Bundle& bundle, const Options& options);
+
+// The SVG plot of every round of every point of one workload, in run order.
+std::string svg_plot(const evidence::Bundle& bundle, const std::string& workload);
+
+// Escapes & < > " ' for HTML text and attribute values.
+std::string html_escape(std::string_view text);
+
+}  // namespace ks::report::detail

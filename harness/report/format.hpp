@@ -1,0 +1,53 @@
+#pragma once
+// Number and text formatting shared by the report views. Pure.
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ks::report::detail {
+
+// How a metric is shown: its unit, the factor from the bundle's value to that unit, and
+// which direction is better.
+struct Unit {
+  std::string name;  // "ns/op", "IOPS", "MiB/s"
+  double scale = 1;  // shown = value * scale
+  bool higher_is_better = false;
+
+  std::string better() const { return higher_is_better ? "higher is better" : "lower is better"; }
+};
+Unit unit_for(const std::string& metric);
+
+std::string fixed(double value, int decimals = 3);           // "2943.790"; "n/a" if not finite
+std::string percent(double value, int decimals = 3);         // "0.905%", "-26.986%"
+std::string signed_percent(double value, int decimals = 3);  // "+3.100%", "-26.986%"
+std::string ratio_percent(double ratio, int decimals = 1);   // 0.73 -> "-27.0%"
+std::string thousands(uint64_t n);                           // 10000 -> "10,000"
+std::string p_value(double p);                               // "p=0.0012", "p<0.0001"
+
+// Hex digests and other long tokens become "first 12 chars...", so tables stay narrow.
+std::string shorten(const std::string& value);
+
+// "a", "a and b", "a, b, and c".
+std::string english_list(const std::vector<std::string>& items);
+
+// Greedy word wrap; the first line starts with `first`, the others with `rest`.
+std::string wrap(std::string_view text, size_t width, std::string_view first = {},
+                 std::string_view rest = {});
+
+// A JSON scalar as a short string ("" for null, objects; arrays joined with spaces).
+std::string scalar(const nlohmann::json& value);
+
+// The first of `keys` that OBJECT holds as a non-empty scalar, as a string; "" otherwise.
+std::string first_of(const nlohmann::json& object, std::initializer_list<const char*> keys);
+
+// OBJECT[key] as a non-negative whole number (JSON integers may be signed or unsigned).
+std::optional<uint64_t> count_of(const nlohmann::json& object, const char* key);
+
+// "Name <email>" -> "Name".
+std::string display_name(const std::string& author);
+
+}  // namespace ks::report::detail

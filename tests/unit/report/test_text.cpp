@@ -1,0 +1,280 @@
+// The plain-text report: the 000_* table, sentences and reply block, from a bundle.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "report/report.hpp"
+#include "unit/report/report_test_util.hpp"
+#include "unit/report/sample_bundle.hpp"
+#include "util/error.hpp"
+
+using Catch::Matchers::Contains;
+using ks::test::flat;
+using ks::test::line_starting;
+using ks::test::lines_of;
+
+namespace {
+
+std::string text_of(const ks::evidence::Bundle& b, const std::string& tested_by = "") {
+  ks::report::Options options;
+  options.tested_by = tested_by;
+  return ks::report::text(b, options);
+}
+
+}  // namespace
+
+TEST_CASE("text: the sandwich table carries the point means and the delta vs the midpoint") {
+  auto out = text_of(ks::test::make_sample_bundle());
+
+  auto header = line_starting(out, "operation");
+  CHECK_THAT(header, Contains("control A") && Contains("patched") && Contains("control B") &&
+                         Contains("patched vs control midpoint"));
+  auto clone = line_starting(out, "clone 4 KiB");
+  CHECK_THAT(clone, Contains("2943.790") && Contains("2159.123") && Contains("2970.446") &&
+                        Contains("-26.986%"));
+  auto dedupe = line_starting(out, "dedupe 4 KiB");
+  CHECK_THAT(dedupe, Contains("3535.456") && Contains("2762.835") && Contains("3546.942") &&
+                         Contains("-21.980%"));
+  // Columns line up: each number ends where its header ends (right-aligned).
+  CHECK(header.find("control A") + 9 == clone.find("2943.790") + 8);
+  CHECK_THAT(flat(out), Contains("In a control -> patched -> control sandwich, means across all "
+                                 "15 rounds, ns/op (lower is better):"));
+}
+
+TEST_CASE("text: the table caption says when warm-up rounds were left out") {
+  auto b = ks::test::make_sample_bundle();
+  for (auto& r : b.rows) r.warmup = r.round == 0;
+  CHECK_THAT(flat(text_of(b)), Contains("means across all 15 measured rounds (warm-up rounds "
+                                        "excluded), ns/op (lower is better):"));
+}
+
+TEST_CASE("text: drift and skip-first sentences name each workload") {
+  auto out = flat(text_of(ks::test::make_sample_bundle()));
+  CHECK_THAT(out, Contains("The two control points drifted by 0.905% for clone and 0.325% for "
+                           "dedupe."));
+  CHECK_THAT(out, Contains("Dropping the first round from each point produced deltas of "
+                           "-27.178% and -22.128%."));
+}
+
+TEST_CASE("text: the semantic line counts timing rows and names failures") {
+  auto b = ks::test::make_sample_bundle();
+  CHECK_THAT(flat(text_of(b)), Contains("All 90 timing rows passed the semantic checks: "
+                                        "expected_match_ratio=100 and unexpected_results=0."));
+
+  b.rows[0].warmup = true;  // warm-up rounds are not timing rows
+  CHECK_THAT(flat(text_of(b)), Contains("All 89 timing rows passed"));
+
+  b.rows[20].unexpected_results = 3;
+  b.rows[20].expected_match_ratio = 99.97;
+  b.rows[50].error = "clocks disagree";
+  auto out = flat(text_of(b));
+  CHECK_THAT(out, Contains("2 of 89 timing rows failed the semantic checks"));
+  CHECK_THAT(out, Contains("expected_match_ratio=99.97, unexpected_results=3"));
+  CHECK_THAT(out, Contains("error: clocks disagree"));
+  CHECK_THAT(out, !Contains("All 89 timing rows passed"));
+}
+
+TEST_CASE("text: one verdict line per workload, with CI and MDE when present") {
+  auto b = ks::test::make_sample_bundle();
+  auto out = flat(text_of(b));
+  CHECK_THAT(out, Contains("clone: patched vs control: -27.0% ns/op (95% CI -28.1% .. -25.9%), "
+                           "IMPROVEMENT (material), MDE 0.8%"));
+  CHECK_THAT(out, Contains("dedupe: patched vs control: -22.0% ns/op (95% CI -23.1% .. -20.9%), "
+                           "IMPROVEMENT (material), MDE 0.8%"));
+
+  for (auto& w : b.analysis->workloads) {
+    w.ratio_ci.reset();
+    w.mde_pct.reset();
+  }
+  out = flat(text_of(b));
+  CHECK_THAT(out, Contains("clone: patched vs control: -27.0% ns/op, IMPROVEMENT (material)"));
+  CHECK_THAT(out, !Contains("CI") && !Contains("MDE"));
+}
+
+TEST_CASE("text: the header describes kernels, machine, storage and plan") {
+  auto out = flat(text_of(ks::test::make_sample_bundle()));
+  CHECK_THAT(out, Contains("Kernels: 7.1.0-ks (every arm)"));
+  CHECK_THAT(out, Contains("i7-12700KF, 20 CPUs, 32 GiB memory, virtualization kvm, "
+                           "clocksource tsc"));
+  CHECK_THAT(out, Contains("workload pinned to CPU 2"));
+  CHECK_THAT(out, Contains("Storage: brd 1024 MiB (/dev/ram0), fresh btrfs per point"));
+  CHECK_THAT(out, Contains("Plan: screen: control -> patched -> control, 15 rounds x 10,000 ops, "
+                           "0 warm-up rounds"));
+  CHECK_THAT(out, Contains("sha256 5ec741be5a89d6dae0c0608cc036512770b55d6a49e9b576b4aa3115ebfdffd3"));
+}
+
+TEST_CASE("text: failed gates are listed with their detail, passing ones summarised") {
+  auto b = ks::test::make_sample_bundle();
+  CHECK_THAT(flat(text_of(b)), Contains("All 6 gates passed"));
+  ks::test::make_invalid(b, "drift", "clone", "control drift 6.2% exceeds the 5% bound");
+  auto out = flat(text_of(b));
+  CHECK_THAT(out, Contains("1 of 7 gates failed:"));
+  CHECK_THAT(out, Contains("- drift (clone): control drift 6.2% exceeds the 5% bound"));
+  CHECK_THAT(out, Contains("clone: patched vs control: -27.0% ns/op (95% CI -28.1% .. -25.9%), "
+                           "INVALID (failed: drift)"));
+  CHECK_THAT(out, Contains("Verdict: INVALID (failed gates: drift)"));
+}
+
+TEST_CASE("text: environment gates render like any other gate") {
+  auto b = ks::test::make_sample_bundle();
+  b.analysis->gates.push_back(
+      {"environment", "experiment", false, "clocksource differs: tsc (point 1), hpet (point 2)"});
+  CHECK_THAT(flat(text_of(b)),
+             Contains("- environment (experiment): clocksource differs: tsc (point 1), hpet "
+                      "(point 2)"));
+}
+
+TEST_CASE("text: a failed point shows its reason and an indented console tail") {
+  auto b = ks::test::make_sample_bundle();
+  b.points[2].status = "failed";
+  b.points[2].failure = "guest did not report within 900 s";
+  b.points[2].console_tail = "[   12.1] BUG: kernel NULL pointer dereference\n[   12.2] end\n";
+  auto out = text_of(b);
+  CHECK_THAT(flat(out), Contains("Point 3 (control) failed: guest did not report within 900 s"));
+  CHECK(line_starting(out, "    [   12.1] BUG: kernel NULL pointer dereference") != "");
+  CHECK(line_starting(out, "    [   12.2] end") != "");
+}
+
+TEST_CASE("text: the matched-build audit table shortens hashes") {
+  auto b = ks::test::make_sample_bundle();
+  auto out = text_of(b);
+  auto row = line_starting(out, "source_sha256");
+  CHECK_THAT(row, Contains("PASS") && Contains("f9a48549a15a..."));
+  CHECK_THAT(row, !Contains("f9a48549a15aa369"));
+  CHECK_THAT(line_starting(out, "patches"), Contains("expected to differ"));
+  CHECK_THAT(flat(out), Contains("The two builds match in every audited field (5 fields"));
+
+  b.builds["audit"][2]["status"] = "FAIL";
+  b.builds["audit"][2]["patched"] = "gcc (GCC) 14.1.0";
+  out = text_of(b);
+  CHECK_THAT(line_starting(out, "compiler"), Contains("FAIL") && Contains("gcc (GCC) 14.1.0"));
+  CHECK_THAT(flat(out), Contains("The builds differ where they must not: compiler."));
+
+  b.builds.erase("audit");
+  CHECK_THAT(text_of(b), !Contains("Matched-build audit"));
+}
+
+TEST_CASE("text: direct hits are counted like the 000 thread's sentence") {
+  auto b = ks::test::make_sample_bundle();
+  auto out = text_of(b);
+  CHECK_THAT(flat(out), Contains("Point 2 (patched) observed 2,000 calls to btrfs_remap_file_range, "
+                                 "7,473 to btrfs_inhibit_eb_writeback, and 2,033 to "
+                                 "btrfs_uninhibit_all_eb_writeback."));
+  CHECK_THAT(line_starting(out, "    2   patched   btrfs_inhibit_eb_writeback"), Contains("7,473"));
+
+  b.points[1].direct_hit[0]["calls"] = 0;
+  CHECK_THAT(line_starting(text_of(b), "    2   patched   btrfs_remap_file_range"),
+             Contains("NOT HIT"));
+}
+
+TEST_CASE("text: one health line per point") {
+  auto b = ks::test::make_sample_bundle();
+  auto out = text_of(b);
+  CHECK_THAT(out, Contains("point 2 (patched): kernel log clean (812 lines scanned)"));
+  b.points[1].health = {{"findings", {{{"kind", "WARNING"}, {"line", "WARNING: at inode.c:123"}}}},
+                        {"scanned_lines", 900}};
+  out = text_of(b);
+  CHECK_THAT(out, Contains("point 2 (patched): 1 finding (900 lines scanned):"));
+  CHECK_THAT(out, Contains("    [WARNING] WARNING: at inode.c:123"));
+  CHECK_THAT(out, Contains("point 1 (control): kernel log clean"));
+}
+
+TEST_CASE("text: the reply block quotes the patch and adds Tested-by only when asked and valid") {
+  auto b = ks::test::make_sample_bundle();
+  auto without = text_of(b);
+  CHECK_THAT(without, Contains("--- reply ---\nOn Tue, 14 Jul 2026 10:02:41 -0700, Leo Martins wrote:\n"
+                               "> Subject: [PATCH v2] btrfs: replace writeback inhibition xarray "
+                               "with a fixed inline buffer\n"
+                               "> Message-ID: <20260714170241.1234567-1-loemra.dev@gmail.com>\n"));
+  auto reply = flat(without.substr(without.find("--- reply ---")));
+  CHECK_THAT(reply, Contains("clone -27.0% ns/op (95% CI -28.1% .. -25.9%, a material improvement)"));
+  CHECK_THAT(reply, Contains("Verdict: IMPROVEMENT."));
+  CHECK_THAT(without, !Contains("Tested-by:"));
+
+  auto with = text_of(b, "Jane Doe <jane@example.org>");
+  CHECK(with.substr(with.size() - 40) == "\nTested-by: Jane Doe <jane@example.org>\n");
+
+  ks::test::make_invalid(b, "semantic", "clone", "3 rows with unexpected results");
+  auto invalid = text_of(b, "Jane Doe <jane@example.org>");
+  CHECK_THAT(invalid, Contains("--- reply ---"));
+  CHECK_THAT(flat(invalid), Contains("The run is INVALID (failed: semantic), so these figures are "
+                                     "not evidence either way."));
+  CHECK_THAT(invalid, !Contains("Tested-by:"));
+}
+
+TEST_CASE("text: one quote per patch of a series; no reply without a Message-ID") {
+  auto b = ks::test::make_sample_bundle();
+  auto second = b.builds["patched"]["patches"][0];
+  second["subject"] = "[PATCH v2 2/2] btrfs: second part";
+  second["message_id"] = "<second@example.org>";
+  b.builds["patched"]["patches"].push_back(second);
+  auto out = text_of(b);
+  CHECK(ks::test::count_of(out, "> Message-ID: ") == 2);
+  CHECK_THAT(out, Contains("> Message-ID: <second@example.org>\n"));  // not double-bracketed
+
+  for (auto& p : b.builds["patched"]["patches"]) p.erase("message_id");
+  CHECK_THAT(text_of(b), !Contains("--- reply ---"));
+}
+
+TEST_CASE("text: plain ASCII, prose within 80 columns, ends with the verdict then the reply") {
+  auto out = text_of(ks::test::make_sample_bundle(), "Jane Doe <jane@example.org>");
+  CHECK(std::count_if(out.begin(), out.end(), [](char c) { return static_cast<unsigned char>(c) > 127; }) == 0);
+  for (auto& line : lines_of(out)) {
+    bool table = line.find("   ") != std::string::npos;  // columns are 3 spaces apart
+    bool quote = line.rfind("> ", 0) == 0;
+    if (!table && !quote) CHECK(line.size() <= 80);
+  }
+  CHECK(out.find("Verdict: IMPROVEMENT") < out.find("--- reply ---"));
+}
+
+TEST_CASE("text: IOPS workloads get their own higher-is-better table") {
+  auto b = ks::test::make_sample_bundle();
+  ks::test::add_iops_workload(b);
+  auto out = text_of(b);
+  CHECK_THAT(flat(out), Contains("means across all 15 rounds, IOPS (higher is better):"));
+  CHECK_THAT(line_starting(out, "dio-randwrite"),
+             Contains("41250.000") && Contains("33120.500") && Contains("40870.000"));
+  CHECK_THAT(flat(out), Contains("dio-randwrite: patched vs control: -19.3% IOPS, REGRESSION "
+                                 "(material)"));
+  // The ns/op table does not list the IOPS workload.
+  auto all = flat(out);
+  auto ns_at = all.find("ns/op (lower"), iops_at = all.find("IOPS (higher");
+  REQUIRE(ns_at < iops_at);
+  CHECK_THAT(all.substr(ns_at, iops_at - ns_at), !Contains("dio-randwrite"));
+  CHECK_THAT(flat(out), Contains("10,000 ops (clone and dedupe) / time-based (dio-randwrite)"));
+}
+
+TEST_CASE("text: a confirm run prints the per-point table instead of the sandwich") {
+  auto out = text_of(ks::test::make_confirm_bundle());
+  CHECK_THAT(out, !Contains("control A"));
+  auto header = line_starting(out, "point   block   arm");
+  CHECK_THAT(header, Contains("mean") && Contains("stddev") && Contains("n"));
+  CHECK_THAT(line_starting(out, "   12       6   patched"), Contains("5123.000") && Contains("6.325"));
+  CHECK_THAT(flat(out), Contains("confirm: 6 blocks in seeded order CP PC CP PC CP CP"));
+  CHECK_THAT(flat(out), Contains("clone: patched vs control: +0.1% ns/op (95% CI -0.5% .. +0.6%), "
+                                 "NO_CHANGE, MDE 1.4%"));
+}
+
+TEST_CASE("report: a sparse or odd bundle renders without throwing") {
+  ks::evidence::Bundle empty;
+  for (auto format : {"text", "markdown", "html"})
+    CHECK_NOTHROW(ks::report::render(empty, format));
+  CHECK_THAT(flat(ks::report::text(empty)), Contains("no analysis yet: 0 rows from 0 points"));
+
+  auto b = ks::test::make_sample_bundle();
+  b.builds = {{"patched", {{"patches", "not a list"}}}, {"audit", {{{"status", 3}}}}};
+  b.machine = nlohmann::json::array();
+  b.points[0].health = "odd";
+  b.points[1].direct_hit = nlohmann::json::array({nlohmann::json{{"calls", -5}}, "junk"});
+  b.points[2].storage = nullptr;
+  b.plan = nullptr;
+  for (auto format : {"text", "markdown", "html"}) CHECK_NOTHROW(ks::report::render(b, format));
+}
+
+TEST_CASE("report: render names its formats and rejects others") {
+  auto b = ks::test::make_sample_bundle();
+  CHECK(ks::report::render(b, "text") == ks::report::text(b));
+  CHECK(ks::report::render(b, "markdown") == ks::report::markdown(b));
+  CHECK(ks::report::render(b, "html") == ks::report::html(b));
+  CHECK_THROWS_AS(ks::report::render(b, "pdf"), ks::UserError);
+}
