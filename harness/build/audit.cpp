@@ -1,0 +1,139 @@
+#include "build/audit.hpp"
+
+#include "util/files.hpp"
+
+namespace ks::build {
+namespace {
+
+using nlohmann::json;
+
+std::string text_at(const json& j, const char* pointer) {
+  auto p = json::json_pointer(pointer);
+  if (!j.is_object() || !j.contains(p)) return {};
+  const auto& v = j.at(p);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::vector<std::string> parts;
+    for (auto& e : v) parts.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+    return join(parts, " ");
+  }
+  if (v.is_null()) return {};
+  return v.dump();
+}
+
+std::string source_identity(const json& id) {
+  auto sha = text_at(id, "/source/archive_sha256");
+  if (!sha.empty()) return "sha256:" + sha;
+  auto commit = text_at(id, "/source/commit");
+  return commit.empty() ? "" : "git:" + commit;
+}
+
+// The release without the arm's LOCALVERSION suffix: "6.1.192-ks-patched" -> "6.1.192".
+std::string release_base(const json& id) {
+  auto release = text_at(id, "/kernel_release");
+  auto local = text_at(id, "/kbuild/localversion");
+  if (!local.empty() && release.size() >= local.size() &&
+      release.compare(release.size() - local.size(), local.size(), local) == 0)
+    return release.substr(0, release.size() - local.size());
+  return release;
+}
+
+AuditLine must_match(const std::string& field, std::string control, std::string patched) {
+  std::string status = control == patched ? "PASS" : "FAIL";
+  return {{field, status, control.empty() ? "-" : control, patched.empty() ? "-" : patched}, {}};
+}
+
+AuditLine may_differ(const std::string& field, std::string control, std::string patched) {
+  std::string note = control == patched ? "identical" : "expected to differ";
+  return {{field, "PASS", control.empty() ? "-" : control, patched.empty() ? "-" : patched}, note};
+}
+
+}  // namespace
+
+std::string describe_patches(const json& identity) {
+  if (!identity.is_object() || !identity.contains("patches") || identity["patches"].empty())
+    return "none";
+  std::vector<std::string> parts;
+  for (auto& p : identity["patches"]) {
+    auto file = p.value("file", std::string{});
+    auto slash = file.rfind('/');
+    if (slash != std::string::npos) file = file.substr(slash + 1);
+    auto count = p.value("count", 1);
+    if (count > 1) file += "#" + std::to_string(p.value("index", 1));
+    parts.push_back(file + " sha256:" + p.value("sha256", std::string{}).substr(0, 12) + " " +
+                    p.value("subject", std::string{}));
+  }
+  return join(parts, "; ");
+}
+
+std::vector<AuditLine> audit_lines(const json& c, const json& p) {
+  std::vector<AuditLine> out;
+  auto same = [&](const std::string& field, const char* pointer) {
+    out.push_back(must_match(field, text_at(c, pointer), text_at(p, pointer)));
+  };
+  same("source version", "/source/version");
+  out.push_back(must_match("source archive SHA-256 / commit", source_identity(c),
+                           source_identity(p)));
+  same("config SHA-256 (normalized)", "/config/sha256");
+  same("compiler", "/toolchain/compiler");
+  same("linker", "/toolchain/linker");
+  out.push_back(must_match("compiler flags (make variables)",
+                           text_at(c, "/toolchain/make_variables").empty()
+                               ? "none" : text_at(c, "/toolchain/make_variables"),
+                           text_at(p, "/toolchain/make_variables").empty()
+                               ? "none" : text_at(p, "/toolchain/make_variables")));
+  same("KBUILD_BUILD_TIMESTAMP", "/kbuild/timestamp");
+  same("KBUILD_BUILD_USER", "/kbuild/user");
+  same("KBUILD_BUILD_HOST", "/kbuild/host");
+  same("KBUILD_BUILD_VERSION", "/kbuild/version");
+
+  // The release must differ only by the arm's LOCALVERSION.
+  auto release = may_differ("kernel release", text_at(c, "/kernel_release"),
+                            text_at(p, "/kernel_release"));
+  if (release_base(c) != release_base(p)) {
+    release.row.status = "FAIL";
+    release.note = "differs beyond LOCALVERSION";
+  } else if (release.note == "expected to differ") {
+    release.note = "expected to differ (LOCALVERSION names the arm)";
+  }
+  out.push_back(release);
+  out.push_back(may_differ("patches", describe_patches(c), describe_patches(p)));
+  out.push_back(may_differ("bzImage SHA-256", text_at(c, "/bzimage/sha256"),
+                           text_at(p, "/bzimage/sha256")));
+  return out;
+}
+
+std::vector<evidence::AuditRow> audit(const json& control, const json& patched) {
+  std::vector<evidence::AuditRow> out;
+  for (auto& line : audit_lines(control, patched)) out.push_back(line.row);
+  return out;
+}
+
+json audit_json(const json& control, const json& patched) {
+  json rows = json::array();
+  for (auto& line : audit_lines(control, patched)) {
+    json row{{"field", line.row.field},
+             {"status", line.row.status},
+             {"control", line.row.control},
+             {"patched", line.row.patched}};
+    if (!line.note.empty()) row["note"] = line.note;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+json builds_json(const json& control, const json& patched) {
+  auto lines = audit_lines(control, patched);
+  return {{"control", control},
+          {"patched", patched},
+          {"audit", audit_json(control, patched)},
+          {"matched", all_pass(lines)}};
+}
+
+bool all_pass(const std::vector<AuditLine>& lines) {
+  for (auto& l : lines)
+    if (l.row.status != "PASS") return false;
+  return true;
+}
+
+}  // namespace ks::build

@@ -1,0 +1,657 @@
+#include "build/kbuild.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "build/kconfig.hpp"
+#include "build/kconfig_index.hpp"
+#include "build/patches.hpp"
+#include "build/toolchain.hpp"
+#include "proc/runner.hpp"
+#include "source/source.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::build {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// A command with a timeout: every external program runs through proc::run.
+proc::Command command(std::vector<std::string> argv,
+                      std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.timeout = timeout;
+  return c;
+}
+
+// Bump when the way a kernel is built changes, so old cache entries are not reused.
+constexpr int kRecipe = 1;
+// The O= tree is a direct child of the source tree: Kbuild then uses srctree := ..,
+// every path in commands and dependency files is relative, and a copy of the whole
+// build (source + objects) elsewhere stays valid - what lets a patched arm reuse the
+// control's objects instead of rebuilding everything.
+constexpr const char* kObjDir = "ks-out";
+const std::set<std::string> kConfigTargets = {"tinyconfig", "defconfig", "allnoconfig",
+                                              "x86_64_defconfig"};
+
+// Removes a directory tree on scope exit unless released.
+class TempDir {
+ public:
+  explicit TempDir(fs::path p) : path_(std::move(p)) {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+struct Fragment {
+  std::string name;
+  fs::path path;
+  std::string sha256;
+};
+
+// Everything a build is made from, resolved and identified, before anything is built.
+struct Inputs {
+  std::string arm;
+  source::PreparedSource source;
+  std::string base;         // a make target (tinyconfig) or the path of a .config
+  std::string base_sha256;  // when the base is a file
+  std::vector<Fragment> fragments;
+  std::vector<ConfigLine> requested;
+  std::vector<Patch> patches;
+  std::optional<CoverLetter> cover;
+  Toolchain toolchain;
+  std::vector<std::string> variables;  // every make gets these
+  std::string localversion;
+  std::string key;
+  fs::path cache;
+  fs::path dir;  // cache/build/<name>
+  fs::path ccache_dir;
+  int jobs = 1;
+  std::chrono::minutes make_timeout{60};
+};
+
+bool derived(const BuildRequest& r) { return r.arm != "control" || !r.patches.empty(); }
+
+std::string display_path(const fs::path& path, const fs::path& repo_dir) {
+  if (!repo_dir.empty()) {
+    auto rel = fs::weakly_canonical(path).lexically_relative(fs::weakly_canonical(repo_dir));
+    if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  }
+  return fs::absolute(path).lexically_normal().string();
+}
+
+// KEY=value pairs, later ones replacing earlier ones with the same name, order kept.
+std::vector<std::string> merge_variables(const std::vector<std::string>& base,
+                                         const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  auto name_of = [](const std::string& v) { return v.substr(0, v.find('=')); };
+  for (auto* list : {&base, &extra})
+    for (auto& v : *list) {
+      auto name = name_of(v);
+      std::erase_if(out, [&](const std::string& o) { return name_of(o) == name; });
+      out.push_back(v);
+    }
+  return out;
+}
+
+Inputs gather(const BuildRequest& request, const Progress& progress) {
+  Inputs in;
+  in.arm = request.arm;
+  static const std::regex arm_name("[A-Za-z0-9_-]{1,32}");
+  if (!std::regex_match(in.arm, arm_name))
+    throw UserError("arm name `" + in.arm + "` cannot name a kernel release",
+                    "use letters, digits, - and _ (at most 32), e.g. control or patched");
+  for (auto& v : request.make_variables)
+    if (v.find('=') == std::string::npos || v.front() == '=')
+      throw UserError("make variable `" + v + "` is not NAME=value", "e.g. KCFLAGS=-O3");
+
+  in.base = request.config.base.empty() ? "tinyconfig" : request.config.base;
+  if (!kConfigTargets.count(in.base)) {
+    fs::path base = in.base;
+    if (!fs::is_regular_file(base) && !request.repo_dir.empty() &&
+        fs::is_regular_file(request.repo_dir / base))
+      base = request.repo_dir / base;
+    if (!fs::is_regular_file(base))
+      throw UserError("config base not found: " + in.base,
+                      "use tinyconfig, defconfig, allnoconfig or the path of a .config");
+    in.base = fs::absolute(base).string();
+    in.base_sha256 = sha256_file(base);
+  }
+  for (auto& name : request.config.fragments) {
+    auto path = resolve_fragment(name, request.repo_dir);
+    auto text = read_file(path);
+    in.fragments.push_back({path.filename().string(), path, sha256_hex(text)});
+    auto lines = parse_fragment(text, path.filename().string());
+    in.requested.insert(in.requested.end(), lines.begin(), lines.end());
+  }
+  for (auto& name : request.patches) {
+    auto path = resolve_patch(name, request.repo_dir);
+    auto set = parse_patch_file(read_file(path), display_path(path, request.repo_dir));
+    for (auto& p : set.patches) in.patches.push_back(std::move(p));
+    if (set.cover && !in.cover) in.cover = set.cover;
+  }
+
+  // The source last: the checks above fail in milliseconds, hashing the archive takes a second.
+  in.cache = fs::absolute(request.cache_root.empty() ? source::default_cache_root()
+                                                     : request.cache_root);
+  progress.stage(in.arm, "source");
+  in.source = source::prepare(request.source, in.cache,
+                              [&](const std::string& what) { progress.stage(in.arm, what); });
+
+  in.toolchain = detect_toolchain(request.make_variables, request.use_ccache);
+  std::vector<std::string> defaults = {
+      // Pinned, so nothing in the caller's environment (ARCH, KCFLAGS, ...) slips into
+      // one arm's build unrecorded.
+      "ARCH=x86", "CROSS_COMPILE=", "KCFLAGS=", "KCPPFLAGS=", "KAFLAGS=",
+      "KBUILD_BUILD_TIMESTAMP=" + request.kbuild.timestamp,
+      "KBUILD_BUILD_USER=" + request.kbuild.user, "KBUILD_BUILD_HOST=" + request.kbuild.host,
+      "KBUILD_BUILD_VERSION=" + request.kbuild.version};
+  if (!in.toolchain.ccache.empty()) defaults.push_back("HOSTCC=ccache gcc");
+  in.localversion = "-ks-" + in.arm;
+  in.variables = merge_variables(defaults, request.make_variables);
+  if (!in.toolchain.ccache.empty())  // also in front of a CC= the caller chose
+    in.variables = merge_variables(in.variables, {"CC=ccache " + in.toolchain.cc});
+  in.variables.push_back("LOCALVERSION=" + in.localversion);
+  in.make_timeout = request.make_timeout;
+  in.ccache_dir = request.ccache_dir ? fs::absolute(*request.ccache_dir) : in.cache / "ccache";
+  in.jobs = request.jobs > 0 ? request.jobs
+                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  json key{{"recipe", kRecipe},
+           {"source", in.source.identity.key()},
+           {"base", in.base_sha256.empty() ? in.base : "file:" + in.base_sha256},
+           {"fragments", json::array()},
+           {"patches", json::array()},
+           {"compiler", in.toolchain.compiler},
+           {"linker", in.toolchain.linker},
+           {"make", in.toolchain.make},
+           {"ccache", !in.toolchain.ccache.empty()},
+           {"make_variables", request.make_variables},
+           {"kbuild", {request.kbuild.timestamp, request.kbuild.user, request.kbuild.host,
+                       request.kbuild.version}},
+           {"localversion", in.localversion}};
+  for (auto& f : in.fragments) key["fragments"].push_back({f.name, f.sha256});
+  for (auto& p : in.patches) key["patches"].push_back({p.file, p.sha256});
+  in.key = sha256_hex(key.dump()).substr(0, 20);
+  in.dir = in.cache / "build" / (in.source.identity.version + in.localversion + "-" + in.key);
+  return in;
+}
+
+// ---------------------------------------------------------------- running make
+
+struct MakeRun {
+  proc::Result result;
+  std::vector<std::string> compiled;  // objects compiled (CC/AS lines)
+};
+
+// make -C TREE O=OBJDIR ..., its output (stdout and stderr) appended to LOG; the
+// terminal gets progress ticks, not make's lines.
+MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
+                 const std::vector<std::string>& targets, const fs::path& log,
+                 const Progress& progress) {
+  std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" 2>&1", "make",
+                                   "-C", tree.string(), "O=" + objdir.string(),
+                                   "-j" + std::to_string(in.jobs)};
+  argv.insert(argv.end(), in.variables.begin(), in.variables.end());
+  argv.insert(argv.end(), targets.begin(), targets.end());
+
+  MakeRun run;
+  std::ofstream out(log, std::ios::app);
+  out << "\n$ make " << join(targets, " ") << "   (" << now_utc_iso8601() << ")\n";
+  std::string partial;
+  static const std::regex compiled_line(R"(^\s+(CC|AS)\s+(\S+))");
+  proc::Command cmd = command(argv, in.make_timeout);
+  cmd.env = {{"CCACHE_DIR", in.ccache_dir.string()},
+             {"CCACHE_BASEDIR", in.cache.string()},
+             {"CCACHE_NOHASHDIR", "1"},
+             {"LC_ALL", "C"}};
+  cmd.on_stdout = [&](std::string_view chunk) {
+    out << chunk;
+    partial += chunk;
+    size_t start = 0;
+    for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::smatch m;
+      std::string line = partial.substr(start, nl - start);
+      if (std::regex_search(line, m, compiled_line)) run.compiled.push_back(m[2].str());
+    }
+    partial.erase(0, start);
+    progress.tick(run.compiled.empty() ? "" : std::to_string(run.compiled.size()) + " files compiled");
+  };
+  run.result = proc::run(cmd);
+  out << "\n[exit " << run.result.exit_code << (run.result.timed_out ? ", timed out" : "")
+      << " after " << Progress::format_duration(run.result.seconds) << "]\n";
+  return run;
+}
+
+// The last lines of make's output, errors first: what to show when a build fails.
+std::string failure_excerpt(const std::string& output) {
+  auto lines = split(output, '\n');
+  std::vector<std::string> errors;
+  for (auto& l : lines)
+    if (l.find("error:") != std::string::npos || l.find("Error ") != std::string::npos ||
+        l.find("undefined reference") != std::string::npos)
+      errors.push_back(l);
+  if (errors.size() > 12) errors.erase(errors.begin(), errors.end() - 12);
+  if (errors.empty()) {
+    size_t from = lines.size() > 15 ? lines.size() - 15 : 0;
+    errors.assign(lines.begin() + static_cast<long>(from), lines.end());
+  }
+  return join(errors, "\n");
+}
+
+fs::path keep_failed_log(const Inputs& in, const fs::path& log, const std::string& what) {
+  auto logs = in.cache / "logs";
+  std::error_code ec;
+  fs::create_directories(logs, ec);
+  auto stamp = now_utc_iso8601();
+  std::replace(stamp.begin(), stamp.end(), ':', '-');
+  auto kept = logs / (in.dir.filename().string() + "-" + what + "-" + stamp + ".log");
+  fs::copy_file(log, kept, fs::copy_options::overwrite_existing, ec);
+  return ec ? log : kept;
+}
+
+// ---------------------------------------------------------------- steps
+
+void copy_tree(const fs::path& from, const fs::path& to, bool hardlink) {
+  auto r = proc::run(command({"cp", hardlink ? "-al" : "-a", from.string(), to.string()}, 30min));
+  if (!r.ok()) throw SystemError("copy " + from.string(), r.describe());
+}
+
+// Applies every patch in order, each checked with a dry run first, so a failure names
+// the file and the hunk. Returns the files patched. Throws UserError; the caller's temp
+// tree (half-patched or not) is discarded.
+std::vector<std::string> apply_patches(const Inputs& in, const fs::path& tree,
+                                       const fs::path& scratch, const fs::path& log) {
+  std::vector<std::string> patched;
+  std::ofstream out(log, std::ios::app);
+  for (size_t i = 0; i < in.patches.size(); ++i) {
+    const auto& p = in.patches[i];
+    auto file = scratch / ("patch-" + std::to_string(i + 1) + ".diff");
+    write_file(file, p.text);
+    std::vector<std::string> argv = {"patch", "-p1", "--batch", "--forward", "--fuzz=0",
+                                     "--no-backup-if-mismatch", "-d", tree.string(),
+                                     "-i", file.string()};
+    auto dry = argv;
+    dry.insert(dry.begin() + 1, "--dry-run");
+    auto check = proc::run(command(dry, 5min));
+    out << "$ patch --dry-run " << p.file << "\n" << check.out << check.err;
+    std::string which = p.file;
+    if (p.count > 1) which += " (message " + std::to_string(p.index) + " of " +
+                              std::to_string(p.count) + ": " + p.subject + ")";
+    if (!check.ok())
+      throw UserError("patch " + which + " does not apply to " + in.source.identity.version +
+                          " (" + in.source.identity.origin + "): " +
+                          describe_patch_failure(check.out + check.err),
+                      "rebase the patch onto this source, or name the source it was written "
+                      "for in the experiment; nothing was built or cached");
+    auto applied = proc::run(command(argv, 5min));
+    out << "$ patch " << p.file << "\n" << applied.out << applied.err;
+    if (!applied.ok()) throw SystemError("patch " + which, applied.describe());
+    for (auto& line : split(applied.out, '\n'))
+      if (starts_with(line, "patching file ")) patched.push_back(trim(line.substr(14)));
+  }
+  return patched;
+}
+
+struct NormalizedConfig {
+  std::string text;
+  size_t checked = 0;  // requested symbols verified
+};
+
+// base -> fragments merged -> olddefconfig -> every requested symbol verified.
+NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const fs::path& scratch,
+                                  const fs::path& log, const Progress& progress) {
+  fs::create_directories(scratch);
+  auto fail = [&](const MakeRun& r, const std::string& step) {
+    throw UserError("config: `make " + step + "` failed in " + tree.string() + ": " +
+                        failure_excerpt(r.result.out),
+                    "see " + keep_failed_log(in, log, "config").string());
+  };
+  if (kConfigTargets.count(in.base)) {
+    auto r = run_make(in, tree, scratch, {in.base}, log, progress);
+    if (!r.result.ok()) fail(r, in.base);
+  } else {
+    fs::copy_file(in.base, scratch / ".config", fs::copy_options::overwrite_existing);
+  }
+  write_file(scratch / ".config", merge_config(read_file(scratch / ".config"), in.requested));
+  auto r = run_make(in, tree, scratch, {"olddefconfig"}, log, progress);
+  if (!r.result.ok()) fail(r, "olddefconfig");
+
+  NormalizedConfig out{read_file(scratch / ".config"), effective_requests(in.requested).size()};
+  auto values = parse_config(out.text);
+  auto mismatches = verify_config(in.requested, values);
+  if (mismatches.empty()) return out;
+
+  auto index = scan_kconfig([&](const std::string& rel) { return try_read_file(tree / rel); });
+  std::string what = "config: " + std::to_string(mismatches.size()) +
+                     " symbol(s) from the fragments did not come out as asked (Kconfig "
+                     "drops a symbol whose dependencies are not met):";
+  for (auto& m : mismatches) {
+    m.why = explain(index, values, m.requested.symbol, m.requested.value, m.actual);
+    what += "\n  " + format_assignment(m.requested.symbol, m.requested.value) + " (" +
+            m.requested.origin + ") came out " + m.actual + ": " + m.why;
+  }
+  auto kept = in.cache / "logs" / (in.dir.filename().string() + "-rejected.config");
+  std::error_code ec;
+  fs::create_directories(kept.parent_path(), ec);
+  write_file(kept, out.text);
+  throw UserError(what, "add what they depend on to the fragment, or drop them; the config "
+                        "Kconfig produced is in " + kept.string());
+}
+
+std::string unquote(const std::string& s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  return s;
+}
+
+json make_identity(const Inputs& in, const BuildRequest& request, const NormalizedConfig& config,
+                   const std::string& release) {
+  json fragments = json::array();
+  for (auto& f : in.fragments)
+    fragments.push_back({{"name", f.name}, {"path", f.path.string()}, {"sha256", f.sha256}});
+  json patches = json::array();
+  for (auto& p : in.patches) patches.push_back(to_json(p));
+  json id{{"arm", in.arm},
+          {"key", in.key},
+          {"source", source::to_json(in.source.identity)},
+          {"config", {{"base", in.base},
+                      {"base_sha256", in.base_sha256},
+                      {"fragments", fragments},
+                      {"sha256", sha256_hex(config.text)},
+                      {"symbols_checked", config.checked}}},
+          {"toolchain", {{"compiler", in.toolchain.compiler},
+                         {"linker", in.toolchain.linker},
+                         {"make", in.toolchain.make},
+                         {"ccache", in.toolchain.ccache},
+                         {"make_variables", request.make_variables}}},
+          {"kbuild", {{"timestamp", request.kbuild.timestamp},
+                      {"user", request.kbuild.user},
+                      {"host", request.kbuild.host},
+                      {"version", request.kbuild.version},
+                      {"localversion", in.localversion}}},
+          {"kernel_release", release},
+          {"patches", patches}};
+  if (in.cover) id["cover_letter"] = to_json(*in.cover);
+  return id;
+}
+
+BuiltKernel load_cached(const fs::path& dir, Clock::time_point started) {
+  BuiltKernel k;
+  k.identity = json::parse(read_file(dir / "identity.json"));
+  k.bzimage = dir / "bzImage";
+  k.build_dir = dir;
+  k.kernel_release = k.identity.value("kernel_release", "");
+  k.cache_hit = true;
+  k.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return k;
+}
+
+bool complete(const fs::path& dir) {
+  return fs::exists(dir / "identity.json") && fs::exists(dir / "bzImage");
+}
+
+void copy_log(const std::optional<fs::path>& to, const fs::path& log) {
+  if (!to) return;
+  std::error_code ec;
+  if (to->has_parent_path()) fs::create_directories(to->parent_path(), ec);
+  fs::copy_file(log, *to, fs::copy_options::overwrite_existing, ec);
+}
+
+// Every build happens at one path, <cache>/build/.work, one at a time: the kernel's
+// objtool is built with absolute paths and every object depends on it, so a control
+// build copied to another path would rebuild everything. Built there, then renamed
+// into place; a patched arm copies the control's objects back to the same path.
+constexpr const char* kWorkspace = ".work";
+
+class WorkspaceLock {
+ public:
+  explicit WorkspaceLock(const fs::path& file) {
+    fd_ = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw SystemError("open " + file.string(), errno);
+  }
+  bool try_lock() { return flock(fd_, LOCK_EX | LOCK_NB) == 0; }
+  void lock() {
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) throw SystemError("flock", errno);
+      proc::throw_if_interrupted();
+    }
+  }
+  ~WorkspaceLock() {
+    if (fd_ >= 0) close(fd_);  // releases the lock
+  }
+  WorkspaceLock(const WorkspaceLock&) = delete;
+  WorkspaceLock& operator=(const WorkspaceLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+std::unique_ptr<WorkspaceLock> lock_workspace(const fs::path& builds, const std::string& arm,
+                                              const Progress& progress) {
+  auto lock = std::make_unique<WorkspaceLock>(builds / ".lock");
+  if (!lock->try_lock()) {
+    progress.note("[" + arm + "] waiting for another kernel build in " + builds.string());
+    lock->lock();
+  }
+  return lock;
+}
+
+// Applies the patches to copies of just the files they touch: a failure is known in
+// seconds, before anything is built.
+void check_patches_apply(const Inputs& in, const fs::path& builds) {
+  TempDir scratch(builds / (".tmp-check-" + in.key + "-" + std::to_string(getpid())));
+  auto tree = scratch.path() / "linux";
+  for (auto& p : in.patches)
+    for (auto& f : p.files) {
+      auto from = in.source.tree / f;
+      if (!fs::is_regular_file(from) || fs::exists(tree / f)) continue;
+      fs::create_directories((tree / f).parent_path());
+      fs::copy_file(from, tree / f);
+    }
+  fs::create_directories(tree);
+  apply_patches(in, tree, scratch.path(), scratch.path() / "check.log");
+}
+
+}  // namespace
+
+fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir) {
+  std::vector<fs::path> candidates = {name};
+  if (!repo_dir.empty()) {
+    candidates.push_back(repo_dir / "configs/kernel" / name);
+    candidates.push_back(repo_dir / "configs/kernel" / (name + ".config"));
+  }
+  for (auto& c : candidates)
+    if (fs::is_regular_file(c)) return c;
+  throw UserError("config fragment not found: " + name,
+                  "name a file in configs/kernel/ (e.g. btrfs-bench.config) or give its path");
+}
+
+fs::path resolve_patch(const std::string& name, const fs::path& repo_dir) {
+  std::vector<fs::path> candidates = {name};
+  if (!repo_dir.empty()) {
+    candidates.push_back(repo_dir / "kernel-patches" / name);
+    candidates.push_back(repo_dir / name);
+  }
+  for (auto& c : candidates)
+    if (fs::is_regular_file(c)) return c;
+  throw UserError("patch file not found: " + name,
+                  "give the path of a diff or a saved mailbox, or a file name in "
+                  "kernel-patches/");
+}
+
+std::optional<BuiltKernel> find_cached(const BuildRequest& request) {
+  auto started = Clock::now();
+  auto in = gather(request, Progress::silent());
+  if (!complete(in.dir)) return std::nullopt;
+  return load_cached(in.dir, started);
+}
+
+json preflight(const BuildRequest& request, const Progress& progress) {
+  auto in = gather(request, progress);
+  auto builds = in.cache / "build";
+  fs::create_directories(builds);
+  source::sweep_stale_temporaries(builds);
+  TempDir tmp(builds / (".tmp-preflight-" + in.key + "-" + std::to_string(getpid())));
+  auto log = tmp.path() / "preflight.log";
+  auto tree = tmp.path() / "linux";
+  copy_tree(in.source.tree, tree, true);
+  if (!in.patches.empty()) {
+    progress.stage(in.arm, "patch");
+    apply_patches(in, tree, tmp.path(), log);
+  }
+  progress.stage(in.arm, "config");
+  auto config = normalize_config(in, tree, tmp.path() / "kconfig", log, progress);
+  auto local = unquote(value_of(parse_config(config.text), "LOCALVERSION"));
+  auto id = make_identity(in, request, config,
+                          in.source.identity.version + (local == "n" ? "" : local) +
+                              in.localversion);
+  id["bzimage"] = {{"path", ""}, {"sha256", ""}, {"bytes", 0}};
+  id["build"] = {{"mode", "preflight"}, {"dir", in.dir.string()}};
+  progress.note("[" + in.arm + "] preflight ok: config " +
+                id["config"]["sha256"].get<std::string>().substr(0, 12) + ", " +
+                std::to_string(config.checked) + " requested symbols as asked");
+  return id;
+}
+
+BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
+  auto started = Clock::now();
+  auto started_at = now_utc_iso8601();
+  auto in = gather(request, progress);
+  if (complete(in.dir)) {
+    auto k = load_cached(in.dir, started);
+    copy_log(request.log_copy, in.dir / "build.log");
+    progress.note("[" + in.arm + "] cached: " + k.kernel_release + " (" + in.dir.string() + ")");
+    return k;
+  }
+  auto builds = in.cache / "build";
+  fs::create_directories(builds);
+  source::sweep_stale_temporaries(builds);
+
+  // Bad patches fail in seconds, before a control build that may take ten minutes.
+  if (!in.patches.empty()) {
+    progress.stage(in.arm, "check patches");
+    check_patches_apply(in, builds);
+  }
+  std::optional<BuiltKernel> control;
+  if (derived(request)) {
+    BuildRequest base = request;
+    base.arm = "control";
+    base.patches.clear();
+    base.log_copy.reset();
+    control = build_arm(base, progress);
+  }
+
+  auto lock = lock_workspace(builds, in.arm, progress);
+  auto own_started = Clock::now();  // this arm's clock leaves out the control build above
+  TempDir work(builds / kWorkspace);
+  auto log = work.path() / "build.log";
+  auto tree = work.path() / "linux";
+  auto objdir = tree / kObjDir;
+
+  progress.stage(in.arm, "copy source");
+  copy_tree(in.source.tree, tree, true);  // hard links: patch(1) replaces, never edits in place
+  std::vector<std::string> patched_files;
+  if (!in.patches.empty()) {
+    progress.stage(in.arm, "patch");
+    patched_files = apply_patches(in, tree, work.path(), log);
+  }
+  if (control) {
+    progress.stage(in.arm, "copy control objects");
+    copy_tree(control->build_dir / "linux" / kObjDir, objdir, false);
+    // The copied objects are newer than the patched sources' original times; make the
+    // patched files newer than every object so Kbuild rebuilds exactly what they touch.
+    auto now = fs::file_time_type::clock::now();
+    for (auto& f : patched_files) fs::last_write_time(tree / f, now);
+  } else {
+    fs::create_directories(objdir);
+  }
+
+  progress.stage(in.arm, "config");
+  auto config = normalize_config(in, tree, work.path() / "kconfig", log, progress);
+  fs::remove_all(work.path() / "kconfig");
+  // Rewrite .config only when it changed: a newer .config makes Kbuild resync everything.
+  if (try_read_file(objdir / ".config").value_or("") != config.text)
+    write_file(objdir / ".config", config.text);
+
+  progress.stage(in.arm, control ? "build (incremental)" : "build");
+  auto make = run_make(in, tree, objdir, {"bzImage"}, log, progress);
+  if (!make.result.ok()) {
+    auto kept = keep_failed_log(in, log, "failed");
+    copy_log(request.log_copy, log);
+    std::string how = make.result.timed_out ? "timed out" : "exited " +
+                      std::to_string(make.result.exit_code);
+    throw UserError("kernel build failed for arm " + in.arm + " (make " + how + " after " +
+                        Progress::format_duration(make.result.seconds) + "):\n" +
+                        failure_excerpt(make.result.out),
+                    "full log: " + kept.string() + "; nothing was cached");
+  }
+
+  auto release = trim(read_file(objdir / "include/config/kernel.release"));
+  fs::copy_file(objdir / "arch/x86/boot/bzImage", work.path() / "bzImage");
+  write_file(work.path() / "config", config.text);
+  double seconds = std::chrono::duration<double>(Clock::now() - own_started).count();
+
+  auto id = make_identity(in, request, config, release);
+  id["bzimage"] = {{"path", (in.dir / "bzImage").string()},
+                   {"sha256", sha256_file(work.path() / "bzImage")},
+                   {"bytes", fs::file_size(work.path() / "bzImage")}};
+  json compiled_files = json::array();
+  for (size_t i = 0; i < make.compiled.size() && i < 200; ++i)
+    compiled_files.push_back(make.compiled[i]);
+  id["build"] = {{"mode", control ? "incremental" : "full"},
+                 {"reused_from", control ? control->build_dir.string() : ""},
+                 {"seconds", seconds},
+                 {"make_seconds", make.result.seconds},
+                 {"compiled", make.compiled.size()},
+                 {"compiled_files", compiled_files},
+                 {"jobs", in.jobs},
+                 {"started_at", started_at},
+                 {"finished_at", now_utc_iso8601()},
+                 {"dir", in.dir.string()},
+                 {"log", (in.dir / "build.log").string()}};
+  write_file_atomic(work.path() / "identity.json", id.dump(2) + "\n");  // last: marks complete
+
+  // Under the lock nobody else finishes this key meanwhile; a leftover without
+  // identity.json (someone deleted it) is not a build and is replaced.
+  if (fs::exists(in.dir)) fs::remove_all(in.dir);
+  fs::rename(work.path(), in.dir);
+  work.release();
+  copy_log(request.log_copy, in.dir / "build.log");
+
+  BuiltKernel k = load_cached(in.dir, started);
+  k.cache_hit = false;
+  progress.note("[" + in.arm + "] built " + k.kernel_release + " in " +
+                Progress::format_duration(seconds) + " (" + id["build"]["mode"].get<std::string>() +
+                ", " + std::to_string(make.compiled.size()) + " files compiled)");
+  return k;
+}
+
+}  // namespace ks::build

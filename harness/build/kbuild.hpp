@@ -1,0 +1,96 @@
+#pragma once
+// Building one arm's kernel, matched to the other arm.
+//
+// Every arm is built out of tree with the same source, normalized config, toolchain and
+// Kbuild identity (KBUILD_BUILD_TIMESTAMP/USER/HOST/VERSION); only LOCALVERSION
+// (-ks-<arm>) and the patches differ. Builds live in a cache keyed by (source, config
+// inputs, patches, toolchain, Kbuild identity, arm), so asking again for the same kernel
+// builds nothing. An arm other than the unpatched control starts from a copy of the
+// control's finished build tree and rebuilds only what its patches touch.
+//
+// Cache layout (root: $KSANDWICH_CACHE or /var/cache/ksandwich, never in the repo):
+//   source/<sha256-or-commit>/tree         pristine unpacked source (hard-linked by builds)
+//   build/<version>-ks-<arm>-<key>/        one finished build:
+//       identity.json  bzImage  config  build.log  linux/ (source + ks-out/, the O= tree)
+//   build/.tmp-*                           a build in progress; renamed into place when done
+//   ccache/                                the compiler cache
+//   logs/                                  logs of failed builds
+//
+// The identity JSON (identity.json, BuiltKernel::identity, the bundle's builds.<arm>):
+//   { "arm", "key",
+//     "source":    {kind, origin, version, archive_sha256, commit, package_version},
+//     "config":    {base, base_sha256, fragments: [{name, path, sha256}], sha256, symbols_checked},
+//     "toolchain": {compiler, linker, make, ccache, make_variables: []},
+//     "kbuild":    {timestamp, user, host, version, localversion},
+//     "kernel_release",
+//     "patches":   [{file, file_sha256, index, count, subject, author, date, message_id,
+//                    sha256, files}],
+//     "cover_letter": {subject, author, date, message_id}            (a series' [PATCH 0/n])
+//     "bzimage":   {path, sha256, bytes},
+//     "build":     {mode: full|incremental|preflight, reused_from, seconds, compiled,
+//                   compiled_files, jobs, started_at, finished_at, dir, log} }
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "build/progress.hpp"
+#include "experiment/experiment.hpp"
+
+namespace ks::build {
+
+namespace fs = std::filesystem;
+
+struct KbuildIdentity {
+  std::string timestamp = "Sat Jan  1 00:00:00 UTC 2000";  // must parse with `date -d`
+  std::string user = "ksandwich";
+  std::string host = "ksandwich";
+  std::string version = "1";  // the #1 in `uname -v`
+};
+
+struct BuildRequest {
+  std::string arm = "control";        // LOCALVERSION -ks-<arm>; letters, digits, - and _
+  experiment::KernelSource source;    // default: Debian's linux-source-6.1 tarball
+  experiment::KernelConfig config;    // base + fragments (names in configs/kernel/ or paths)
+  std::vector<std::string> patches;   // plain diffs or mailboxes, applied in order
+  fs::path repo_dir;                  // where configs/kernel/ and kernel-patches/ live
+  fs::path cache_root;                // empty: source::default_cache_root()
+  KbuildIdentity kbuild;
+  std::vector<std::string> make_variables;  // e.g. "KCFLAGS=-O3"; in the key and the audit
+  int jobs = 0;                       // make -j; 0: the number of online CPUs
+  std::chrono::minutes make_timeout{60};
+  bool use_ccache = true;
+  std::optional<fs::path> ccache_dir; // default <cache>/ccache (tests share the real one)
+  std::optional<fs::path> log_copy;   // also copy the build log here (a run's logs/)
+};
+
+struct BuiltKernel {
+  fs::path bzimage;
+  fs::path build_dir;  // <cache>/build/<name>
+  std::string kernel_release;
+  nlohmann::json identity;
+  bool cache_hit = false;
+  double seconds = 0;  // this call, wall clock (a cache hit takes about a second)
+};
+
+// Builds (or finds in the cache) one arm's kernel. Throws UserError for bad input: a
+// missing source, fragment or patch file, a config symbol that cannot be satisfied, a
+// patch that does not apply, a build that fails. Nothing half-made is left in the cache.
+BuiltKernel build_arm(const BuildRequest& request, const Progress& progress);
+
+// Everything build_arm checks before compiling (source, config normalization and
+// verification, patches applying, toolchain), without compiling. Returns the identity
+// the build will have, minus bzimage and build timings (build.mode "preflight").
+nlohmann::json preflight(const BuildRequest& request, const Progress& progress);
+
+// The finished build for REQUEST if the cache holds it; never builds.
+std::optional<BuiltKernel> find_cached(const BuildRequest& request);
+
+// Where a fragment / patch name points: an existing path, else configs/kernel/NAME
+// (+ ".config") / kernel-patches/NAME under repo_dir. Throws UserError when none exists.
+fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir);
+fs::path resolve_patch(const std::string& name, const fs::path& repo_dir);
+
+}  // namespace ks::build

@@ -1,0 +1,434 @@
+#include "build/patches.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::build {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string strip_cr(std::string s) {
+  if (!s.empty() && s.back() == '\r') s.pop_back();
+  return s;
+}
+
+// "Subject: text" -> {"subject", "text"}; nullopt when the line is not a header field.
+std::optional<std::pair<std::string, std::string>> header_field(const std::string& line) {
+  auto colon = line.find(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  for (size_t i = 0; i < colon; ++i) {
+    char c = line[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return std::nullopt;
+  }
+  return std::pair{lower(line.substr(0, colon)), trim(std::string_view(line).substr(colon + 1))};
+}
+
+bool is_header_line(const std::string& line) { return header_field(strip_cr(line)).has_value(); }
+
+bool has_diff(std::string_view body) {
+  auto lines = split(body, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (starts_with(lines[i], "diff --git ")) return true;
+    if (starts_with(lines[i], "--- ") && i + 1 < lines.size() && starts_with(lines[i + 1], "+++ "))
+      return true;
+  }
+  return false;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string decode_quoted_printable(std::string_view in, bool header) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (header && c == '_') {
+      out += ' ';
+    } else if (c == '=' && i + 1 < in.size() && in[i + 1] == '\n') {
+      ++i;  // soft line break
+    } else if (c == '=' && i + 2 < in.size() && in[i + 1] == '\r' && in[i + 2] == '\n') {
+      i += 2;
+    } else if (c == '=' && i + 2 < in.size() && hex_value(in[i + 1]) >= 0 &&
+               hex_value(in[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string decode_base64(std::string_view in) {
+  static const std::string alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int bits = 0, value = 0;
+  for (char c : in) {
+    auto pos = alphabet.find(c);
+    if (pos == std::string::npos) continue;  // whitespace, '=' padding
+    value = (value << 6) | static_cast<int>(pos);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((value >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+struct Message {
+  std::map<std::string, std::string> headers;  // lower-case name -> unfolded value (first)
+  std::string body;
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+// Headers (unfolded) and the raw body of one message.
+Message parse_message(const std::vector<std::string>& lines) {
+  Message m;
+  size_t i = 0;
+  std::string last;
+  for (; i < lines.size(); ++i) {
+    auto line = strip_cr(lines[i]);
+    if (line.empty()) {
+      ++i;
+      break;
+    }
+    if ((line[0] == ' ' || line[0] == '\t') && !last.empty()) {
+      m.headers[last] += " " + trim(line);
+      continue;
+    }
+    if (auto field = header_field(line)) {
+      last = field->first;
+      if (!m.headers.count(last)) m.headers[last] = field->second;
+      else last.clear();  // keep the first occurrence, ignore the repeat's continuation
+    }
+  }
+  std::vector<std::string> body(lines.begin() + static_cast<long>(std::min(i, lines.size())),
+                                lines.end());
+  m.body = join(body, "\n");
+  return m;
+}
+
+std::string parameter(const std::string& header_value, const std::string& name) {
+  std::smatch match;
+  std::regex re(name + R"(\s*=\s*(\"([^\"]*)\"|([^;\s]+)))", std::regex::icase);
+  if (!std::regex_search(header_value, match, re)) return {};
+  return match[2].matched ? match[2].str() : match[3].str();
+}
+
+std::string decode_body(const std::string& body, const std::string& encoding) {
+  auto e = lower(encoding);
+  if (e == "quoted-printable") return decode_quoted_printable(body, false);
+  if (e == "base64") return decode_base64(body);
+  return body;
+}
+
+// The decoded text part that carries the diff (or the whole body for a single part).
+std::string message_text(const Message& m) {
+  auto type = m.header("content-type");
+  if (lower(type).find("multipart/") == std::string::npos)
+    return decode_body(m.body, m.header("content-transfer-encoding"));
+  auto boundary = parameter(type, "boundary");
+  if (boundary.empty()) return m.body;
+  std::string fallback;
+  // Parts sit between "--boundary" lines.
+  auto lines = split(m.body, '\n');
+  std::vector<std::string> part;
+  bool inside = false;
+  auto finish = [&]() -> std::optional<std::string> {
+    if (!inside || part.empty()) return std::nullopt;
+    Message p = parse_message(part);
+    if (lower(p.header("content-type")).find("multipart/") != std::string::npos) {
+      auto nested = message_text(p);
+      return has_diff(nested) ? std::optional(nested) : std::nullopt;
+    }
+    auto text = decode_body(p.body, p.header("content-transfer-encoding"));
+    if (fallback.empty()) fallback = text;
+    return has_diff(text) ? std::optional(text) : std::nullopt;
+  };
+  for (auto& raw : lines) {
+    auto line = strip_cr(raw);
+    if (line == "--" + boundary || line == "--" + boundary + "--") {
+      if (auto found = finish()) return *found;
+      part.clear();
+      inside = line == "--" + boundary;
+      continue;
+    }
+    if (inside) part.push_back(line);
+  }
+  if (auto found = finish()) return *found;
+  return fallback;
+}
+
+// mboxrd escapes body lines that start with "From " as ">From "; undo one level.
+std::string unescape_from(const std::string& body) {
+  static const std::regex escaped(R"(^>(>*From ))");
+  std::string out;
+  for (auto& line : split(body, '\n')) out += std::regex_replace(line, escaped, "$1") + "\n";
+  if (!body.empty() && body.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
+}
+
+// The messages of a mailbox, each as its lines (without the "From " separator).
+std::vector<std::vector<std::string>> split_mailbox(std::string_view text) {
+  auto lines = split(text, '\n');
+  std::vector<std::vector<std::string>> messages;
+  std::vector<std::string> current;
+  bool started = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    // A body line "From ..." is escaped in mboxrd; requiring a header on the next line
+    // keeps an unescaped "From the ..." sentence (mboxo) from splitting a message.
+    bool separator = starts_with(lines[i], "From ") && i + 1 < lines.size() &&
+                     is_header_line(lines[i + 1]);
+    if (separator) {
+      if (started && !current.empty()) messages.push_back(std::move(current));
+      current.clear();
+      started = true;
+      continue;
+    }
+    current.push_back(lines[i]);
+  }
+  if (!current.empty()) messages.push_back(std::move(current));
+  return messages;
+}
+
+// "[PATCH v2 3/7] btrfs: foo" -> {3, 7}; {0, 0} without numbering.
+std::pair<int, int> series_position(const std::string& subject) {
+  static const std::regex numbered(R"(^\s*\[[^\]]*?\b(\d+)/(\d+)\s*\])");
+  std::smatch match;
+  if (std::regex_search(subject, match, numbered))
+    return {std::stoi(match[1].str()), std::stoi(match[2].str())};
+  return {0, 0};
+}
+
+bool is_reply(const std::string& subject) { return starts_with(lower(trim(subject)), "re:"); }
+
+// A plain diff's subject: its first line of description, or the file name.
+std::string plain_subject(std::string_view text, const std::string& file) {
+  for (auto& line : split(text, '\n')) {
+    auto t = trim(line);
+    if (t.empty()) continue;
+    if (starts_with(t, "diff ") || starts_with(t, "--- ") || starts_with(t, "Index:") ||
+        starts_with(t, "+++ ") || starts_with(t, "@@"))
+      break;
+    return t;
+  }
+  auto slash = file.rfind('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string decode_header_words(std::string_view value) {
+  static const std::regex word(R"(=\?([^?]+)\?([bBqQ])\?([^?]*)\?=)");
+  std::string in(value), out;
+  auto begin = std::sregex_iterator(in.begin(), in.end(), word);
+  size_t last = 0;
+  bool previous_was_word = false;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    auto gap = in.substr(last, static_cast<size_t>(it->position()) - last);
+    // Whitespace between two encoded words is dropped (RFC 2047 section 6.2).
+    if (!(previous_was_word && trim(gap).empty())) out += gap;
+    auto encoding = (*it)[2].str();
+    auto payload = (*it)[3].str();
+    out += (encoding == "b" || encoding == "B") ? decode_base64(payload)
+                                                : decode_quoted_printable(payload, true);
+    last = static_cast<size_t>(it->position() + it->length());
+    previous_was_word = true;
+  }
+  out += in.substr(last);
+  return out;
+}
+
+bool is_mailbox(std::string_view text) {
+  auto lines = split(text, '\n');
+  size_t i = 0;
+  while (i < lines.size() && trim(lines[i]).empty()) ++i;
+  if (i >= lines.size()) return false;
+  if (starts_with(lines[i], "From ") && i + 1 < lines.size() && is_header_line(lines[i + 1]))
+    return true;
+  // A saved message without the mbox separator: a header block naming a subject or sender.
+  for (; i < lines.size(); ++i) {
+    auto line = strip_cr(lines[i]);
+    if (line.empty()) break;
+    if (line[0] == ' ' || line[0] == '\t') continue;
+    auto field = header_field(line);
+    if (!field) return false;
+    if (field->first == "subject" || field->first == "from" || field->first == "message-id")
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> touched_files(std::string_view diff) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto lines = split(diff, '\n');
+  auto path_of = [](std::string_view header) {
+    auto p = trim(header.substr(4));
+    auto end = p.find('\t');
+    if (end != std::string::npos) p = p.substr(0, end);
+    return p;
+  };
+  auto add = [&](std::string path) {
+    if (path.empty() || path == "/dev/null") return;
+    auto slash = path.find('/');
+    if (slash != std::string::npos) path = path.substr(slash + 1);  // -p1
+    if (seen.insert(path).second) out.push_back(path);
+  };
+  static const std::regex git_header(R"(^diff --git (\S+) (\S+))");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (std::regex_search(lines[i], m, git_header)) {  // also renames without ---/+++
+      add(m[2].str());
+      add(m[1].str());
+    } else if (starts_with(lines[i], "--- ") && i + 1 < lines.size() &&
+               starts_with(lines[i + 1], "+++ ")) {
+      add(path_of(lines[i + 1]));
+      add(path_of(lines[i]));
+    }
+  }
+  return out;
+}
+
+PatchSet parse_patch_file(std::string_view text, const std::string& file) {
+  PatchSet set;
+  auto file_sha = sha256_hex(text);
+  if (!is_mailbox(text)) {
+    if (!has_diff(text))
+      throw UserError("patch " + file + ": no diff found in it",
+                      "give a unified diff (git diff, diff -u) or a mailbox saved from a list "
+                      "archive");
+    Patch p;
+    p.file = file;
+    p.file_sha256 = file_sha;
+    p.subject = plain_subject(text, file);
+    p.text = std::string(text);
+    p.sha256 = file_sha;
+    p.files = touched_files(text);
+    set.patches.push_back(std::move(p));
+    return set;
+  }
+
+  std::vector<std::pair<int, Patch>> numbered;
+  std::set<int> positions;
+  bool all_numbered = true;
+  for (auto& lines : split_mailbox(text)) {
+    Message m = parse_message(lines);
+    auto subject = decode_header_words(m.header("subject"));
+    auto body = unescape_from(message_text(m));
+    if (is_reply(subject)) continue;  // a reply in a saved thread is not part of the series
+    auto [position, total] = series_position(subject);
+    if (!has_diff(body)) {
+      if (position == 0 && total > 0 && !set.cover)
+        set.cover = CoverLetter{subject, decode_header_words(m.header("from")), m.header("date"),
+                                m.header("message-id")};
+      continue;
+    }
+    if (position > 0 && !positions.insert(position).second)
+      throw UserError("patch " + file + ": holds patch " + std::to_string(position) + "/" +
+                          std::to_string(total) + " twice (two versions of the series?)",
+                      "save one version of the series only");
+    all_numbered = all_numbered && position > 0;
+    Patch p;
+    p.file = file;
+    p.file_sha256 = file_sha;
+    p.subject = subject;
+    p.author = decode_header_words(m.header("from"));
+    p.date = m.header("date");
+    p.message_id = m.header("message-id");
+    p.text = body;
+    if (!p.text.empty() && p.text.back() != '\n') p.text += '\n';
+    p.sha256 = sha256_hex(p.text);
+    p.files = touched_files(p.text);
+    numbered.push_back({position, std::move(p)});
+  }
+  if (numbered.empty())
+    throw UserError("patch " + file + ": the mailbox holds no message with a diff",
+                    "save the patch messages themselves (not only the replies)");
+  // Threads are saved in arrival order; a series applies in its [n/m] order.
+  if (all_numbered)
+    std::stable_sort(numbered.begin(), numbered.end(),
+                     [](auto& a, auto& b) { return a.first < b.first; });
+  int count = static_cast<int>(numbered.size());
+  for (int i = 0; i < count; ++i) {
+    auto& p = numbered[static_cast<size_t>(i)].second;
+    p.index = i + 1;
+    p.count = count;
+    set.patches.push_back(std::move(p));
+  }
+  return set;
+}
+
+std::string describe_patch_failure(std::string_view output) {
+  std::vector<std::string> problems;
+  std::string current;
+  auto lines = split(output, '\n');
+  static const std::regex hunk(R"(Hunk #(\d+) FAILED at (\d+))");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto line = trim(lines[i]);
+    std::smatch match;
+    if (starts_with(line, "checking file ") || starts_with(line, "patching file ")) {
+      current = trim(line.substr(14));
+    } else if (std::regex_search(line, match, hunk)) {
+      problems.push_back("hunk #" + match[1].str() + " of " + current +
+                         " does not apply (expected at line " + match[2].str() + ")");
+    } else if (starts_with(line, "can't find file to patch")) {
+      std::string missing = "a file";
+      for (size_t j = i + 1; j < lines.size() && j < i + 12; ++j) {
+        auto l = trim(lines[j]);
+        if (starts_with(l, "|+++ ") || starts_with(l, "|--- ")) {
+          auto path = trim(std::string_view(l).substr(5));
+          path = path.substr(0, path.find('\t'));
+          auto slash = path.find('/');
+          if (path != "/dev/null") missing = slash == std::string::npos ? path : path.substr(slash + 1);
+          if (starts_with(l, "|+++ ")) break;
+        }
+      }
+      problems.push_back(missing + " does not exist in the source");
+    } else if (line.find("Reversed (or previously applied) patch detected") != std::string::npos) {
+      problems.push_back(current + ": already applied (or reversed)");
+    } else if (line.find("Only garbage was found") != std::string::npos) {
+      problems.push_back("no diff found in it");
+    } else if (line.find("malformed patch") != std::string::npos) {
+      problems.push_back(line.substr(line.find("malformed")));
+    }
+  }
+  if (!problems.empty()) return join(problems, "; ");
+  auto tail = trim(output);
+  if (tail.size() > 400) tail = "..." + tail.substr(tail.size() - 400);
+  return tail.empty() ? "patch failed without saying why" : tail;
+}
+
+nlohmann::json to_json(const Patch& p) {
+  return {{"file", p.file},       {"file_sha256", p.file_sha256}, {"index", p.index},
+          {"count", p.count},     {"subject", p.subject},         {"author", p.author},
+          {"date", p.date},       {"message_id", p.message_id},   {"sha256", p.sha256},
+          {"files", p.files}};
+}
+
+nlohmann::json to_json(const CoverLetter& c) {
+  return {{"subject", c.subject}, {"author", c.author}, {"date", c.date},
+          {"message_id", c.message_id}};
+}
+
+}  // namespace ks::build

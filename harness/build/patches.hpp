@@ -1,0 +1,59 @@
+#pragma once
+// Patch files as values. A patch file is either a plain diff (`diff -u`, `git diff`) or a
+// mailbox: one message (`git format-patch`) or a series / thread saved from a list archive
+// (lore's t.mbox.gz, gunzipped). A mailbox is applied like `git am`: each message that
+// carries a diff is one patch, in series order, with its subject, author, date and
+// Message-ID recorded. Pure.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ks::build {
+
+struct Patch {
+  std::string file;         // the patch file as named by the user
+  std::string file_sha256;  // SHA-256 of that whole file (what `sha256sum FILE` prints)
+  int index = 1;            // position in the file (1-based) and number of patches in it
+  int count = 1;
+  std::string subject;      // as in the mail, e.g. "[PATCH v2 1/2] btrfs: ..."
+  std::string author;       // From:
+  std::string date;         // Date:
+  std::string message_id;   // "<...@...>", empty for a plain diff or a format-patch file
+  std::string text;         // exactly what is fed to `patch -p1` (decoded message body)
+  std::string sha256;       // SHA-256 of `text`
+  std::vector<std::string> files;  // paths the diff touches (see touched_files)
+};
+
+// A message of a series that carries no diff, e.g. "[PATCH 0/2]".
+struct CoverLetter {
+  std::string subject, author, date, message_id;
+};
+
+struct PatchSet {
+  std::vector<Patch> patches;
+  std::optional<CoverLetter> cover;
+};
+
+// True when TEXT is a mailbox (starts with an mbox "From " line or with mail headers).
+bool is_mailbox(std::string_view text);
+
+// Splits FILE's TEXT into patches. Throws UserError when it holds no diff at all.
+PatchSet parse_patch_file(std::string_view text, const std::string& file);
+
+// Paths a diff touches, both sides of each file header, -p1 stripped
+// ("+++ b/fs/btrfs/super.c" -> "fs/btrfs/super.c"; a rename names both paths).
+std::vector<std::string> touched_files(std::string_view diff);
+
+// Decodes RFC 2047 encoded words ("=?UTF-8?q?Ren=C3=A9?=") in a header value.
+std::string decode_header_words(std::string_view value);
+
+// What `patch` printed when a dry run failed, as one clear sentence naming the file and
+// the hunk: "hunk #1 of fs/btrfs/super.c FAILED at 1817" / "fs/foo.c does not exist".
+std::string describe_patch_failure(std::string_view patch_output);
+
+nlohmann::json to_json(const Patch& p);
+nlohmann::json to_json(const CoverLetter& c);
+
+}  // namespace ks::build

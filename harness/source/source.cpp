@@ -1,0 +1,232 @@
+#include "source/source.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <system_error>
+
+#include "proc/runner.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::source {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A command with a timeout: every external program runs through proc::run.
+proc::Command command(std::vector<std::string> argv,
+                      std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.timeout = timeout;
+  return c;
+}
+
+// Removes a directory tree on scope exit unless released: nothing half-made stays behind.
+class TempDir {
+ public:
+  explicit TempDir(fs::path p) : path_(std::move(p)) {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string resolve_commit(const fs::path& repo, const std::string& name) {
+  auto r = proc::run(command({"git", "-C", repo.string(), "rev-parse", "--verify", "--quiet",
+                               name + "^{commit}"}, 1min));
+  if (!r.ok())
+    throw UserError("git source " + repo.string() + ": no commit named `" + name + "`",
+                    "name a commit, tag or branch that exists in that tree (git -C " +
+                        repo.string() + " log --oneline)");
+  return trim(r.out);
+}
+
+std::string debian_package_version() {
+  if (!proc::have_program("dpkg-query")) return {};
+  auto r = proc::run(command({"dpkg-query", "-W", "-f=${Version}", kDebianPackage}, 30s));
+  return r.ok() ? trim(r.out) : std::string{};
+}
+
+// The directory holding the top-level Makefile: the archive's single top directory, or
+// the unpack directory itself.
+fs::path find_tree(const fs::path& unpacked) {
+  if (fs::exists(unpacked / "Makefile")) return unpacked;
+  std::vector<fs::path> dirs;
+  for (auto& e : fs::directory_iterator(unpacked))
+    if (e.is_directory()) dirs.push_back(e.path());
+  if (dirs.size() == 1 && fs::exists(dirs[0] / "Makefile")) return dirs[0];
+  return unpacked;
+}
+
+void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
+            const fs::path& into) {
+  auto staging = into / "unpack";
+  fs::create_directories(staging);
+  if (source.kind == "git") {
+    auto tar = into / "source.tar";
+    proc::run_checked(command({"git", "-C", id.origin, "archive", "--format=tar",
+                                "-o", tar.string(), id.commit}, 30min));
+    proc::run_checked(command({"tar", "-xf", tar.string(), "-C", staging.string()}, 30min));
+    fs::remove(tar);
+  } else {
+    auto r = proc::run(command({"tar", "-xf", id.origin, "-C", staging.string()}, 30min));
+    if (!r.ok())
+      throw UserError("cannot unpack kernel source " + id.origin + ": " + r.describe(),
+                      "check that it is a complete .tar, .tar.gz or .tar.xz archive");
+  }
+  auto tree = find_tree(staging);
+  fs::rename(tree, into / "tree");
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+}
+
+fs::path ensure_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || access(dir.c_str(), W_OK) != 0)
+    throw UserError("cannot use the cache directory " + dir.string() + ": " +
+                        (ec ? ec.message() : std::string("not writable")),
+                    "set KSANDWICH_CACHE (or --cache) to a writable directory outside the "
+                    "repository");
+  return dir;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const SourceIdentity& s) {
+  return {{"kind", s.kind},
+          {"origin", s.origin},
+          {"version", s.version},
+          {"archive_sha256", s.archive_sha256},
+          {"commit", s.commit},
+          {"package_version", s.package_version}};
+}
+
+SourceIdentity source_identity_from_json(const nlohmann::json& j) {
+  SourceIdentity s;
+  s.kind = j.value("kind", "");
+  s.origin = j.value("origin", "");
+  s.version = j.value("version", "");
+  s.archive_sha256 = j.value("archive_sha256", "");
+  s.commit = j.value("commit", "");
+  s.package_version = j.value("package_version", "");
+  return s;
+}
+
+fs::path default_cache_root() {
+  const char* env = std::getenv("KSANDWICH_CACHE");
+  return env && *env ? fs::path(env) : fs::path("/var/cache/ksandwich");
+}
+
+fs::path origin_path(const experiment::KernelSource& source) {
+  if (source.kind == "debian" && source.path.empty()) return kDebianTarball;
+  return source.path;
+}
+
+std::string kernel_version_from_makefile(std::string_view makefile) {
+  std::map<std::string, std::string> vars;
+  for (auto& line : split(makefile, '\n')) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    auto name = trim(std::string_view(line).substr(0, eq));
+    if (name == "VERSION" || name == "PATCHLEVEL" || name == "SUBLEVEL" || name == "EXTRAVERSION")
+      if (!vars.count(name)) vars[name] = trim(std::string_view(line).substr(eq + 1));
+    if (vars.size() == 4) break;
+  }
+  if (vars["VERSION"].empty() || vars["PATCHLEVEL"].empty()) return {};
+  auto version = vars["VERSION"] + "." + vars["PATCHLEVEL"];
+  if (!vars["SUBLEVEL"].empty()) version += "." + vars["SUBLEVEL"];
+  return version + vars["EXTRAVERSION"];
+}
+
+void sweep_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    auto name = e.path().filename().string();
+    if (!starts_with(name, ".tmp-")) continue;
+    auto dash = name.rfind('-');
+    pid_t pid = static_cast<pid_t>(std::atoi(name.c_str() + dash + 1));
+    if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) continue;  // still running
+    fs::remove_all(e.path(), ec);
+  }
+}
+
+PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
+                       const std::function<void(const std::string&)>& note) {
+  SourceIdentity id;
+  id.kind = source.kind.empty() ? "debian" : source.kind;
+  auto origin = origin_path(source);
+  id.origin = origin.string();
+
+  if (id.kind == "git") {
+    if (!fs::is_directory(origin))
+      throw UserError("kernel source not found: git tree " + id.origin + " does not exist",
+                      "give the path of a local kernel git tree in source.path");
+    if (source.commit.empty())
+      throw UserError("git source " + id.origin + ": no commit named",
+                      "set source.commit to a commit, tag or branch");
+    id.commit = resolve_commit(origin, source.commit);
+  } else {
+    if (!fs::is_regular_file(origin)) {
+      std::string hint = id.kind == "debian"
+          ? "install it with `apt-get install linux-source-6.1` (tools/setup.sh does), or name "
+            "another source in the experiment (source.kind tarball or git)"
+          : "give the path of a kernel .tar, .tar.gz or .tar.xz in source.path";
+      throw UserError("kernel source not found: " + id.origin, hint);
+    }
+    id.archive_sha256 = sha256_file(origin);
+    if (id.kind == "debian" && origin == kDebianTarball) id.package_version = debian_package_version();
+  }
+
+  auto sources = ensure_dir(cache_root / "source");
+  auto entry = sources / id.key();
+  if (auto cached = try_read_file(entry / "source.json"); cached && fs::exists(entry / "tree")) {
+    auto known = source_identity_from_json(nlohmann::json::parse(*cached, nullptr, false));
+    id.version = known.version;
+    if (id.package_version.empty()) id.package_version = known.package_version;
+    return {id, entry / "tree"};
+  }
+
+  sweep_stale_temporaries(sources);
+  if (note) note("unpacking " + id.origin + (id.commit.empty() ? "" : " at " + id.commit));
+  TempDir tmp(sources / (".tmp-" + id.key() + "-" + std::to_string(getpid())));
+  unpack(source, id, tmp.path());
+  auto makefile = try_read_file(tmp.path() / "tree" / "Makefile");
+  id.version = makefile ? kernel_version_from_makefile(*makefile) : "";
+  if (id.version.empty())
+    throw UserError(id.origin + " is not a kernel source: no Makefile with VERSION and "
+                    "PATCHLEVEL at its top",
+                    "name a Linux source tarball or git tree");
+  write_file_atomic(tmp.path() / "source.json", to_json(id).dump(2) + "\n");
+
+  std::error_code ec;
+  fs::rename(tmp.path(), entry, ec);
+  if (ec && !fs::exists(entry / "source.json"))
+    throw SystemError("rename " + tmp.path().string() + " to " + entry.string(), ec.value());
+  // Renamed, or another run finished the same source first (then ours is dropped).
+  if (!ec) tmp.release();
+  return {id, entry / "tree"};
+}
+
+}  // namespace ks::source

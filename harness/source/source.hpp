@@ -1,0 +1,63 @@
+#pragma once
+// The kernel source an experiment names, and its identity: Debian's linux-source-6.1
+// tarball (the default), another local tarball, or a local git tree at a named commit.
+// A source is unpacked once into <cache>/source/<sha256-or-commit>/tree and never modified:
+// builds hard-link it (patch(1) replaces a file instead of writing into it).
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "experiment/experiment.hpp"
+
+namespace ks::source {
+
+namespace fs = std::filesystem;
+
+inline constexpr const char* kDebianTarball = "/usr/src/linux-source-6.1.tar.xz";
+inline constexpr const char* kDebianPackage = "linux-source-6.1";
+
+struct SourceIdentity {
+  std::string kind;            // debian | tarball | git
+  std::string origin;          // the tarball or git tree it came from
+  std::string version;         // "6.1.192", from the Makefile
+  std::string archive_sha256;  // debian, tarball
+  std::string commit;          // git: the full commit id the name resolved to
+  std::string package_version; // debian: the package's version, when dpkg knows it
+
+  // What names the source in the cache and in build keys: the archive hash or the commit.
+  std::string key() const { return archive_sha256.empty() ? commit : archive_sha256; }
+};
+
+nlohmann::json to_json(const SourceIdentity& s);
+SourceIdentity source_identity_from_json(const nlohmann::json& j);
+
+struct PreparedSource {
+  SourceIdentity identity;
+  fs::path tree;  // the unpacked, pristine tree (holds the top-level Makefile)
+};
+
+// $KSANDWICH_CACHE, or /var/cache/ksandwich.
+fs::path default_cache_root();
+
+// Checks the source exists, computes its identity (hashes the archive, resolves the
+// commit) and unpacks it unless the cache already holds it. Unpacking goes into
+// <cache>/source/.tmp-*, renamed into place when complete, so a crash or Ctrl-C never
+// leaves a half-unpacked tree under a real key. NOTE is told before a slow step.
+// Throws UserError when the source is missing or unusable.
+PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
+                       const std::function<void(const std::string&)>& note = {});
+
+// The path a source names (the Debian tarball when none is given).
+fs::path origin_path(const experiment::KernelSource& source);
+
+// "6.1.192" from the top-level Makefile (VERSION, PATCHLEVEL, SUBLEVEL, EXTRAVERSION);
+// empty when the text is not a kernel Makefile. Pure.
+std::string kernel_version_from_makefile(std::string_view makefile);
+
+// Removes <dir>/.tmp-* entries whose owning process (the pid in the name) is gone:
+// what a killed run left behind.
+void sweep_stale_temporaries(const fs::path& dir);
+
+}  // namespace ks::source

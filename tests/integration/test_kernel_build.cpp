@@ -1,0 +1,421 @@
+// Real kernel builds from the default source (Debian's linux-source-6.1) with
+// configs/kernel/btrfs-bench.config: the product, so CI builds one every run (~9 min cold
+// on 2 cores; the ccache under $KSANDWICH_CACHE/ccache is shared with real use and kept
+// between runs where the machine allows).
+//
+// The kernel-building cases share one test cache ($KSANDWICH_TEST_CACHE, default
+// <cache>/integration); the first case empties its build/ so the full build is real.
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+#include "build/audit.hpp"
+#include "build/kbuild.hpp"
+#include "build/patches.hpp"
+#include "evidence/bundle.hpp"
+#include "proc/runner.hpp"
+#include "report/report.hpp"
+#include "source/source.hpp"
+#include "support/paths.hpp"
+#include "support/skip.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A command with a timeout: every external program runs through ks::proc::run.
+ks::proc::Command command(std::vector<std::string> argv,
+                      std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
+  ks::proc::Command c;
+  c.argv = std::move(argv);
+  c.timeout = timeout;
+  return c;
+}
+
+bool have_default_source() { return fs::exists(ks::source::kDebianTarball); }
+
+void require_toolchain() {
+  for (auto tool : {"make", "gcc", "ld", "tar", "patch", "cp", "bc", "flex", "bison"})
+    KS_SKIP_UNLESS(ks::proc::have_program(tool), std::string("needs ") + tool);
+}
+
+fs::path test_cache() {
+  if (const char* env = std::getenv("KSANDWICH_TEST_CACHE")) return env;
+  return ks::source::default_cache_root() / "integration";
+}
+
+ks::build::BuildRequest request(const std::string& arm, std::vector<std::string> patches = {}) {
+  ks::build::BuildRequest r;
+  r.arm = arm;
+  r.patches = std::move(patches);
+  r.config.fragments = {"btrfs-bench.config"};
+  r.repo_dir = ks::test::source_dir();
+  r.cache_root = test_cache();
+  r.ccache_dir = ks::source::default_cache_root() / "ccache";
+  return r;
+}
+
+fs::path patch_file(const std::string& name) {
+  return ks::test::source_dir() / "kernel-patches" / name;
+}
+
+// Entries under DIR, for "nothing was left behind" checks (the lock file is not an entry).
+std::set<std::string> entries(const fs::path& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (auto& e : fs::directory_iterator(dir))
+      if (e.path().filename() != ".lock") out.insert(e.path().filename().string());
+  return out;
+}
+
+std::string user_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ks::UserError& e) {
+    return std::string(e.what()) + "\nhint: " + e.hint();
+  }
+  return "(no UserError)";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// A temporary directory removed at scope exit.
+struct Scratch {
+  fs::path path;
+  Scratch() {
+    char tmpl[] = "/tmp/ks-kbuild-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// The mailbox a list archive gives for a two-patch series with a cover letter: messages
+// made from two shipped patches, each with its own Message-ID.
+std::string series_mbox() {
+  auto mail = [](const std::string& file, const std::string& n, const std::string& id) {
+    auto set = ks::build::parse_patch_file(ks::read_file(patch_file(file)), file);
+    auto& p = set.patches.at(0);
+    auto title = p.subject.substr(std::string("[PATCH] ").size());
+    return "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+           "From: " + p.author + "\n"
+           "Date: " + p.date + "\n"
+           "Subject: [PATCH " + n + "/2] " + title + "\n"
+           "Message-ID: " + id + "\n"
+           "\n" + p.text + "\n";
+  };
+  return "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+         "From: ksandwich test patches <ksandwich@localhost.invalid>\n"
+         "Date: Mon, 4 May 2026 09:55:00 +0000\n"
+         "Subject: [PATCH 0/2] btrfs: recreate the SB_NOSEC regression, plus a no-op\n"
+         "Message-ID: <cover.ksandwich@localhost.invalid>\n"
+         "\n"
+         "Two patches for the pipeline's own tests.\n\n" +
+         mail("btrfs-noop-comment.patch", "2", "<2-noop.ksandwich@localhost.invalid>") +
+         mail("btrfs-drop-sb-nosec.patch", "1", "<1-nosec.ksandwich@localhost.invalid>");
+}
+
+int run_cli(const std::vector<std::string>& args, std::string* err = nullptr) {
+  std::vector<std::string> argv = {ks::test::ksandwich_binary().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = ks::proc::run(command(argv, 30min));
+  if (err) *err = r.err;
+  return r.exit_code;
+}
+
+}  // namespace
+
+TEST_CASE("a local tarball and a git tree are unpacked once into the source cache",
+          "[build][source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("tar") && ks::proc::have_program("git"), "needs tar and git");
+  Scratch s;
+  auto cache = s.path / "cache";
+  fs::create_directories(s.path / "linux-9.9/fs");
+  ks::write_file(s.path / "linux-9.9/Makefile",
+                 "VERSION = 9\nPATCHLEVEL = 9\nSUBLEVEL = 1\nEXTRAVERSION = -test\n");
+  ks::write_file(s.path / "linux-9.9/fs/file.c", "int x;\n");
+  ks::proc::run_checked(command({"tar", "-czf", (s.path / "src.tar.gz").string(), "-C",
+                                  s.path.string(), "linux-9.9"}));
+
+  ks::experiment::KernelSource tarball{"tarball", (s.path / "src.tar.gz").string(), ""};
+  int unpacks = 0;
+  auto first = ks::source::prepare(tarball, cache, [&](const std::string&) { ++unpacks; });
+  CHECK(first.identity.version == "9.9.1-test");
+  CHECK(first.identity.archive_sha256 == ks::sha256_file(s.path / "src.tar.gz"));
+  CHECK(first.tree == cache / "source" / first.identity.archive_sha256 / "tree");
+  CHECK(fs::exists(first.tree / "fs/file.c"));
+  auto second = ks::source::prepare(tarball, cache, [&](const std::string&) { ++unpacks; });
+  CHECK(unpacks == 1);  // the second time the cache answers
+  CHECK(second.tree == first.tree);
+  CHECK(entries(cache / "source") == std::set<std::string>{first.identity.archive_sha256});
+
+  // A git tree at a named commit: the commit is the identity, the tree is `git archive`.
+  auto repo = s.path / "linux-9.9";
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c",
+                               "user.email=t@t"});
+    return ks::proc::run_checked(command(args)).out;
+  };
+  git({"init", "-q"});
+  git({"add", "."});
+  git({"commit", "-qm", "one"});
+  git({"tag", "v9.9.1"});
+  auto commit = ks::trim(git({"rev-parse", "HEAD"}));
+  ks::write_file(repo / "fs/file.c", "int y;  /* uncommitted: not part of the source */\n");
+  auto from_git = ks::source::prepare({"git", repo.string(), "v9.9.1"}, cache);
+  CHECK(from_git.identity.commit == commit);
+  CHECK(from_git.identity.version == "9.9.1-test");
+  CHECK(ks::read_file(from_git.tree / "fs/file.c") == "int x;\n");
+
+  auto missing_commit = user_error_of([&] { ks::source::prepare({"git", repo.string(), "nope"}, cache); });
+  CHECK(contains(missing_commit, "no commit named `nope`"));
+  auto missing = user_error_of([&] {
+    ks::source::prepare({"tarball", (s.path / "absent.tar.xz").string(), ""}, cache);
+  });
+  CHECK(contains(missing, "kernel source not found"));
+  CHECK(contains(missing, "absent.tar.xz"));
+  // Nothing half-made under a real key.
+  for (auto& e : entries(cache / "source")) CHECK(!ks::starts_with(e, ".tmp-"));
+}
+
+TEST_CASE("the shipped kernel patches apply cleanly to the default source", "[build][patches]") {
+  KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  require_toolchain();
+  auto src = ks::source::prepare({}, test_cache());
+  CHECK(src.identity.version == "6.1.192");
+  int checked = 0;
+  for (auto& e : fs::directory_iterator(ks::test::source_dir() / "kernel-patches")) {
+    if (e.path().extension() != ".patch") continue;
+    auto set = ks::build::parse_patch_file(ks::read_file(e.path()), e.path().filename().string());
+    REQUIRE(set.patches.size() == 1);
+    INFO(e.path().filename().string());
+    Scratch s;
+    ks::write_file(s.path / "p.diff", set.patches[0].text);
+    auto dry = ks::proc::run(command({"patch", "-p1", "--dry-run", "--batch", "--forward",
+                                       "--fuzz=0", "-d", src.tree.string(), "-i",
+                                       (s.path / "p.diff").string()}));
+    CHECK(dry.ok());
+    CHECK(!contains(dry.out, "offset"));  // applies exactly where it was written
+    CHECK(!contains(dry.out, "fuzz"));
+    ++checked;
+  }
+  CHECK(checked == 3);
+}
+
+TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the cache",
+          "[build][bad-input]") {
+  KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  require_toolchain();
+  Scratch s;
+  auto cache = test_cache();
+  ks::source::prepare({}, cache);  // the source itself is fine (and unpacked once)
+  auto builds_before = entries(cache / "build");
+  auto sources_before = entries(cache / "source");
+  auto quick = ks::build::Progress::silent();
+
+  // A missing source.
+  auto r = request("control");
+  r.source = {"tarball", (s.path / "linux-absent.tar.xz").string(), ""};
+  auto missing_source = user_error_of([&] { ks::build::build_arm(r, quick); });
+  CHECK(contains(missing_source, "kernel source not found"));
+  CHECK(contains(missing_source, "linux-absent.tar.xz"));
+
+  // A symbol that cannot be satisfied: TMPFS depends on SHMEM, which the fragment turns off.
+  ks::write_file(s.path / "broken.config", "CONFIG_TMPFS=y\n# CONFIG_SHMEM is not set\n");
+  r = request("control");
+  r.config.fragments = {"btrfs-bench.config", (s.path / "broken.config").string()};
+  auto unsatisfiable = user_error_of([&] { ks::build::build_arm(r, quick); });
+  INFO(unsatisfiable);
+  CHECK(contains(unsatisfiable, "CONFIG_TMPFS=y (broken.config:1) came out n"));
+  CHECK(contains(unsatisfiable, "depends on SHMEM (fs/Kconfig:"));
+  CHECK(contains(unsatisfiable, "SHMEM=n"));
+
+  // A patch that does not apply names the file and the hunk.
+  auto good = ks::read_file(patch_file("btrfs-drop-sb-nosec.patch"));
+  auto stale = good;
+  auto at = stale.find("\tbdev = fs_devices->latest_dev->bdev;");
+  REQUIRE(at != std::string::npos);
+  stale.replace(at, 5, "\tBDEV");
+  ks::write_file(s.path / "stale.patch", stale);
+  r = request("patched", {(s.path / "stale.patch").string()});
+  auto stale_error = user_error_of([&] { ks::build::build_arm(r, quick); });
+  INFO(stale_error);
+  CHECK(contains(stale_error, "stale.patch does not apply to 6.1.192"));
+  CHECK(contains(stale_error, "hunk #1 of fs/btrfs/super.c does not apply"));
+
+  // A patch file that does not exist.
+  r = request("patched", {(s.path / "absent.patch").string()});
+  auto absent = user_error_of([&] { ks::build::build_arm(r, quick); });
+  CHECK(contains(absent, "patch file not found"));
+  CHECK(contains(absent, "absent.patch"));
+
+  // No broken entry: the build cache holds what it held before, no temporaries.
+  CHECK(entries(cache / "build") == builds_before);
+  CHECK(entries(cache / "source") == sources_before);
+
+  // The CLI turns each into exit 2 with the message on stderr.
+  KS_SKIP_UNLESS(fs::exists(ks::test::ksandwich_binary()), "ksandwich binary not built");
+  std::string err;
+  CHECK(run_cli({"build", "--cache", cache.string(), "--source",
+                 (s.path / "linux-absent.tar.xz").string()}, &err) == 2);
+  CHECK(contains(err, "kernel source not found"));
+  CHECK(run_cli({"build", "--cache", cache.string(), "--config-fragment", "btrfs-bench.config",
+                 "--config-fragment", (s.path / "broken.config").string()}, &err) == 2);
+  CHECK(contains(err, "CONFIG_TMPFS=y"));
+  CHECK(run_cli({"build", "--cache", cache.string(), "--arm", "patched", "--patch",
+                 (s.path / "stale.patch").string()}, &err) == 2);
+  CHECK(contains(err, "hunk #1 of fs/btrfs/super.c"));
+  CHECK(run_cli({"build", "--cache", cache.string(), "--arm", "patched", "--patch",
+                 (s.path / "absent.patch").string()}, &err) == 2);
+  CHECK(contains(err, "patch file not found"));
+  CHECK(entries(cache / "build") == builds_before);
+}
+
+TEST_CASE("real kernel: full control build, cache hit, incremental patched build, matched audit",
+          "[build][kernel]") {
+  KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  require_toolchain();
+  auto cache = test_cache();
+  fs::remove_all(cache / "build");  // a real full build every run (ccache may speed it up)
+  ks::build::Progress progress(stderr);
+
+  auto control = ks::build::build_arm(request("control"), progress);
+  CHECK(!control.cache_hit);
+  CHECK(control.kernel_release == "6.1.192-ks-control");
+  CHECK(fs::file_size(control.bzimage) > 1'000'000);
+  auto& cb = control.identity["build"];
+  CHECK(cb["mode"] == "full");
+  CHECK(control.identity["bzimage"]["sha256"] == ks::sha256_file(control.bzimage));
+  CHECK(control.identity["config"]["symbols_checked"].get<int>() > 50);
+  double full_seconds = cb["seconds"].get<double>();
+  auto full_compiled = cb["compiled"].get<size_t>();
+  CHECK(full_compiled > 500);
+
+  // Nothing changed: the cache answers in seconds, with the same kernel.
+  auto again = ks::build::build_arm(request("control"), progress);
+  CHECK(again.cache_hit);
+  CHECK(again.seconds < 30);
+  CHECK(again.identity == control.identity);
+
+  // The patched arm starts from the control's objects and rebuilds what the patch touches.
+  auto patched = ks::build::build_arm(
+      request("patched", {"btrfs-drop-sb-nosec.patch"}), progress);
+  auto& pb = patched.identity["build"];
+  CHECK(!patched.cache_hit);
+  CHECK(patched.kernel_release == "6.1.192-ks-patched");
+  CHECK(pb["mode"] == "incremental");
+  CHECK(pb["reused_from"] == control.build_dir.string());
+  auto compiled = pb["compiled_files"].get<std::vector<std::string>>();
+  CHECK(std::find(compiled.begin(), compiled.end(), "fs/btrfs/super.o") != compiled.end());
+  CHECK(pb["compiled"].get<size_t>() < full_compiled / 20);
+  double patched_seconds = pb["seconds"].get<double>();
+  CHECK(patched_seconds < full_seconds);
+  WARN("full control build " << ks::build::Progress::format_duration(full_seconds) << " ("
+       << full_compiled << " files), cache hit " << again.seconds << " s, patched incremental "
+       << ks::build::Progress::format_duration(patched_seconds) << " (" << pb["compiled"]
+       << " files: " << ks::join(compiled, " ") << ")");
+
+  // The patch reached the patched tree only: the cached source and the control are intact.
+  auto nosec = "btrfs_set_super, flags | SB_NOSEC,";
+  auto src = ks::source::prepare({}, cache);
+  CHECK(contains(ks::read_file(src.tree / "fs/btrfs/super.c"), nosec));
+  CHECK(contains(ks::read_file(control.build_dir / "linux/fs/btrfs/super.c"), nosec));
+  CHECK(!contains(ks::read_file(patched.build_dir / "linux/fs/btrfs/super.c"), nosec));
+
+  // Audit: PASS everywhere; only the patch identity, release and bzImage differ.
+  auto lines = ks::build::audit_lines(control.identity, patched.identity);
+  for (auto& l : lines) {
+    INFO(l.row.field << ": " << l.row.control << " | " << l.row.patched);
+    CHECK(l.row.status == "PASS");
+    bool may_differ = l.row.field == "patches" || l.row.field == "kernel release" ||
+                      l.row.field == "bzImage SHA-256";
+    CHECK((l.row.control == l.row.patched) != may_differ);
+  }
+  CHECK(patched.identity["patches"][0]["subject"] ==
+        "[PATCH] btrfs: drop SB_NOSEC from the superblock flags");
+
+  // Corrupted inputs are caught: another config fragment, other compiler flags.
+  Scratch s;
+  ks::write_file(s.path / "extra.config", "CONFIG_BTRFS_FS_POSIX_ACL=y\n");
+  auto other_config = request("patched", {"btrfs-drop-sb-nosec.patch"});
+  other_config.config.fragments.push_back((s.path / "extra.config").string());
+  auto config_audit = ks::build::audit_lines(
+      control.identity, ks::build::preflight(other_config, progress));
+  for (auto& l : config_audit)
+    CHECK(l.row.status == (l.row.field == "config SHA-256 (normalized)" ? "FAIL" : "PASS"));
+
+  auto other_flags = request("patched", {"btrfs-drop-sb-nosec.patch"});
+  other_flags.make_variables = {"KCFLAGS=-fno-inline-functions-called-once"};
+  auto flags_audit = ks::build::audit_lines(
+      control.identity, ks::build::preflight(other_flags, progress));
+  for (auto& l : flags_audit)
+    CHECK(l.row.status == (l.row.field == "compiler flags (make variables)" ? "FAIL" : "PASS"));
+
+  // The other shipped patches build too (incrementally, from the same control).
+  for (auto [arm, file] : {std::pair{"csum", "btrfs-sync-data-csum.patch"},
+                           std::pair{"noop", "btrfs-noop-comment.patch"}}) {
+    auto k = ks::build::build_arm(request(arm, {file}), progress);
+    CHECK(k.kernel_release == std::string("6.1.192-ks-") + arm);
+    CHECK(k.identity["build"]["mode"] == "incremental");
+    CHECK(ks::build::all_pass(ks::build::audit_lines(control.identity, k.identity)));
+  }
+}
+
+TEST_CASE("an mbox series as the patched arm: subjects and Message-IDs reach bundle and reply",
+          "[build][kernel][mbox]") {
+  KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  require_toolchain();
+  Scratch s;
+  auto mbox = s.path / "series.mbox";
+  ks::write_file(mbox, series_mbox());
+  ks::build::Progress progress(stderr);
+
+  auto control = ks::build::build_arm(request("control"), progress);
+  auto patched = ks::build::build_arm(request("patched", {mbox.string()}), progress);
+  auto& patches = patched.identity["patches"];
+  REQUIRE(patches.size() == 2);
+  // Applied in series order although the mailbox holds 2/2 before 1/2.
+  CHECK(patches[0]["subject"] == "[PATCH 1/2] btrfs: drop SB_NOSEC from the superblock flags");
+  CHECK(patches[0]["message_id"] == "<1-nosec.ksandwich@localhost.invalid>");
+  CHECK(patches[1]["subject"] == "[PATCH 2/2] btrfs: fix a typo in a comment in super.c");
+  CHECK(patches[1]["message_id"] == "<2-noop.ksandwich@localhost.invalid>");
+  CHECK(patches[0]["author"] == "ksandwich test patches <ksandwich@localhost.invalid>");
+  CHECK(patched.identity["cover_letter"]["message_id"] == "<cover.ksandwich@localhost.invalid>");
+  auto super_c = ks::read_file(patched.build_dir / "linux/fs/btrfs/super.c");
+  CHECK(!contains(super_c, "flags | SB_NOSEC,"));
+  CHECK(contains(super_c, "also serves as a tag"));
+
+  ks::evidence::Bundle bundle;
+  bundle.experiment_name = "mbox-series";
+  bundle.backend = "qemu";
+  bundle.verdict = "NO_CHANGE";
+  bundle.builds = ks::build::builds_json(control.identity, patched.identity);
+  CHECK(bundle.builds["matched"] == true);
+  auto text = ks::evidence::to_json(bundle).dump();
+  for (auto part : {"[PATCH 1/2] btrfs: drop SB_NOSEC from the superblock flags",
+                    "[PATCH 2/2] btrfs: fix a typo in a comment in super.c",
+                    "<1-nosec.ksandwich@localhost.invalid>", "<2-noop.ksandwich@localhost.invalid>"})
+    CHECK(contains(text, part));
+
+  auto report = ks::report::text(bundle, {"Jane Tester <jane@example.org>"});
+  INFO(report);
+  CHECK(contains(report, "Subject: [PATCH 1/2] btrfs: drop SB_NOSEC from the superblock flags"));
+  CHECK(contains(report, "Message-ID: <1-nosec.ksandwich@localhost.invalid>"));
+  CHECK(contains(report, "Subject: [PATCH 2/2] btrfs: fix a typo in a comment in super.c"));
+  CHECK(contains(report, "Message-ID: <2-noop.ksandwich@localhost.invalid>"));
+  CHECK(contains(report, "Tested-by: Jane Tester <jane@example.org>"));
+}

@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include "build/audit.hpp"
+
+using nlohmann::json;
+using namespace ks::build;
+
+namespace {
+
+json identity(const std::string& arm) {
+  return {{"arm", arm},
+          {"source", {{"kind", "debian"}, {"version", "6.1.192"},
+                      {"archive_sha256", "aaaa"}, {"commit", ""}}},
+          {"config", {{"sha256", "cccc"}}},
+          {"toolchain", {{"compiler", "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"},
+                         {"linker", "GNU ld (GNU Binutils for Debian) 2.40"},
+                         {"make_variables", json::array()}}},
+          {"kbuild", {{"timestamp", "Sat Jan  1 00:00:00 UTC 2000"}, {"user", "ksandwich"},
+                      {"host", "ksandwich"}, {"version", "1"}, {"localversion", "-ks-" + arm}}},
+          {"kernel_release", "6.1.192-ks-" + arm},
+          {"patches", json::array()},
+          {"bzimage", {{"sha256", arm == "control" ? "b1" : "b2"}}}};
+}
+
+json patched_identity() {
+  auto p = identity("patched");
+  p["patches"] = json::array({{{"file", "kernel-patches/btrfs-drop-sb-nosec.patch"},
+                               {"sha256", "0123456789abcdef0123"},
+                               {"subject", "[PATCH] btrfs: drop SB_NOSEC"},
+                               {"index", 1}, {"count", 1}}});
+  return p;
+}
+
+const AuditLine& row(const std::vector<AuditLine>& lines, const std::string& field) {
+  for (auto& l : lines)
+    if (l.row.field == field) return l;
+  FAIL("no audit row " << field);
+  return lines.front();
+}
+
+}  // namespace
+
+TEST_CASE("matched builds pass every row; patches, release and bzImage may differ", "[build][audit]") {
+  auto lines = audit_lines(identity("control"), patched_identity());
+  CHECK(all_pass(lines));
+  CHECK(lines.size() == 13);
+  for (auto& l : lines) CHECK(l.row.status == "PASS");
+  CHECK(row(lines, "patches").note == "expected to differ");
+  CHECK(row(lines, "patches").row.control == "none");
+  CHECK(row(lines, "patches").row.patched ==
+        "btrfs-drop-sb-nosec.patch sha256:0123456789ab [PATCH] btrfs: drop SB_NOSEC");
+  CHECK(row(lines, "kernel release").row.control == "6.1.192-ks-control");
+  CHECK(row(lines, "kernel release").row.patched == "6.1.192-ks-patched");
+  CHECK(row(lines, "bzImage SHA-256").note == "expected to differ");
+  CHECK(row(lines, "config SHA-256 (normalized)").note.empty());
+}
+
+TEST_CASE("a different config fragment fails the config row only", "[build][audit]") {
+  auto patched = patched_identity();
+  patched["config"]["sha256"] = "dddd";
+  auto lines = audit_lines(identity("control"), patched);
+  CHECK(!all_pass(lines));
+  CHECK(row(lines, "config SHA-256 (normalized)").row.status == "FAIL");
+  CHECK(row(lines, "config SHA-256 (normalized)").row.patched == "dddd");
+  int failed = 0;
+  for (auto& l : lines) failed += l.row.status == "FAIL";
+  CHECK(failed == 1);
+}
+
+TEST_CASE("different compiler flags, compiler or Kbuild identity fail", "[build][audit]") {
+  auto flags = patched_identity();
+  flags["toolchain"]["make_variables"] = {"KCFLAGS=-O3"};
+  auto lines = audit_lines(identity("control"), flags);
+  CHECK(row(lines, "compiler flags (make variables)").row.status == "FAIL");
+  CHECK(row(lines, "compiler flags (make variables)").row.control == "none");
+  CHECK(row(lines, "compiler flags (make variables)").row.patched == "KCFLAGS=-O3");
+
+  auto compiler = patched_identity();
+  compiler["toolchain"]["compiler"] = "gcc 13";
+  CHECK(row(audit_lines(identity("control"), compiler), "compiler").row.status == "FAIL");
+
+  auto stamp = patched_identity();
+  stamp["kbuild"]["timestamp"] = "now";
+  CHECK(row(audit_lines(identity("control"), stamp), "KBUILD_BUILD_TIMESTAMP").row.status == "FAIL");
+
+  auto source = patched_identity();
+  source["source"]["archive_sha256"] = "bbbb";
+  CHECK(row(audit_lines(identity("control"), source), "source archive SHA-256 / commit").row.status ==
+        "FAIL");
+}
+
+TEST_CASE("a release that differs beyond LOCALVERSION fails", "[build][audit]") {
+  auto patched = patched_identity();
+  patched["kernel_release"] = "6.1.193-ks-patched";
+  auto& release = row(audit_lines(identity("control"), patched), "kernel release");
+  CHECK(release.row.status == "FAIL");
+}
+
+TEST_CASE("builds_json carries both identities and the audit rows", "[build][audit]") {
+  auto builds = builds_json(identity("control"), patched_identity());
+  CHECK(builds["matched"] == true);
+  CHECK(builds["control"]["arm"] == "control");
+  CHECK(builds["patched"]["patches"][0]["subject"] == "[PATCH] btrfs: drop SB_NOSEC");
+  REQUIRE(builds["audit"].is_array());
+  for (auto& r : builds["audit"]) {
+    CHECK(r.contains("field"));
+    CHECK((r["status"] == "PASS" || r["status"] == "FAIL"));
+    CHECK(r["control"].is_string());
+    CHECK(r["patched"].is_string());
+  }
+  auto rows = audit(identity("control"), patched_identity());
+  CHECK(rows.size() == builds["audit"].size());
+}

@@ -1,0 +1,183 @@
+#include <catch2/catch.hpp>
+
+#include "build/patches.hpp"
+#include "support/paths.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+using namespace ks::build;
+
+namespace {
+
+const char* kDiff =
+    "diff --git a/fs/btrfs/super.c b/fs/btrfs/super.c\n"
+    "index a744da3..6dfc6f8 100644\n"
+    "--- a/fs/btrfs/super.c\n"
+    "+++ b/fs/btrfs/super.c\n"
+    "@@ -1,3 +1,3 @@\n"
+    " a\n"
+    "-b\n"
+    "+c\n"
+    " d\n";
+
+std::string message(const std::string& subject, const std::string& id, const std::string& body,
+                    const std::string& extra_headers = "") {
+  return "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+         "From: Jane Dev <jane@example.org>\n"
+         "Date: Mon, 4 May 2026 10:00:00 +0000\n"
+         "Subject: " + subject + "\n" +
+         (id.empty() ? "" : "Message-ID: " + id + "\n") + extra_headers + "\n" + body + "\n";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a plain diff is one patch named by its description or file", "[build][patches]") {
+  std::string text = std::string("Make b into c.\n\n") + kDiff;
+  CHECK(!is_mailbox(text));
+  auto set = parse_patch_file(text, "fix.diff");
+  REQUIRE(set.patches.size() == 1);
+  auto& p = set.patches[0];
+  CHECK(p.subject == "Make b into c.");
+  CHECK(p.message_id.empty());
+  CHECK(p.sha256 == ks::sha256_hex(text));
+  CHECK(p.file_sha256 == p.sha256);
+  CHECK(p.text == text);
+  CHECK(p.files == std::vector<std::string>{"fs/btrfs/super.c"});
+
+  auto bare = parse_patch_file(kDiff, "dir/bare.patch");
+  CHECK(bare.patches[0].subject == "bare.patch");
+}
+
+TEST_CASE("a file without a diff is refused", "[build][patches]") {
+  CHECK_THROWS_AS(parse_patch_file("just some words\n", "notes.txt"), ks::UserError);
+  CHECK_THROWS_AS(parse_patch_file(message("Re: [PATCH] x", "<a@b>", "Looks good.\n"), "re.mbox"),
+                  ks::UserError);
+}
+
+TEST_CASE("the shipped patches are format-patch mails with a header", "[build][patches]") {
+  for (auto name : {"btrfs-drop-sb-nosec.patch", "btrfs-sync-data-csum.patch",
+                    "btrfs-noop-comment.patch"}) {
+    auto path = ks::test::source_dir() / "kernel-patches" / name;
+    auto text = ks::read_file(path);
+    CHECK(is_mailbox(text));
+    auto set = parse_patch_file(text, name);
+    REQUIRE(set.patches.size() == 1);
+    auto& p = set.patches[0];
+    CHECK(ks::starts_with(p.subject, "[PATCH] btrfs: "));
+    CHECK(p.author == "ksandwich test patches <ksandwich@localhost.invalid>");
+    CHECK(!p.date.empty());
+    CHECK(p.file_sha256 == ks::sha256_hex(text));
+    CHECK(contains(p.text, "What it changes"));
+    CHECK(contains(p.text, "Which workloads should move"));
+    CHECK(!p.files.empty());
+  }
+  auto nosec = parse_patch_file(
+      ks::read_file(ks::test::source_dir() / "kernel-patches/btrfs-drop-sb-nosec.patch"), "x");
+  CHECK(nosec.patches[0].subject == "[PATCH] btrfs: drop SB_NOSEC from the superblock flags");
+  CHECK(nosec.patches[0].files == std::vector<std::string>{"fs/btrfs/super.c"});
+}
+
+TEST_CASE("a saved series applies in [n/m] order, skipping the cover and replies",
+          "[build][patches]") {
+  std::string mbox =
+      message("[PATCH v2 2/2] btrfs: second", "<p2@example.org>", std::string("Two.\n---\n") + kDiff) +
+      message("[PATCH v2 0/2] btrfs: a series", "<cover@example.org>", "Cover text.\n") +
+      message("Re: [PATCH v2 1/2] btrfs: first", "<reply@example.org>",
+              std::string("> quoted\n") + kDiff) +
+      message("[PATCH v2 1/2] btrfs: first", "<p1@example.org>", std::string("One.\n---\n") + kDiff);
+  CHECK(is_mailbox(mbox));
+  auto set = parse_patch_file(mbox, "series.mbox");
+  REQUIRE(set.patches.size() == 2);
+  CHECK(set.patches[0].subject == "[PATCH v2 1/2] btrfs: first");
+  CHECK(set.patches[0].message_id == "<p1@example.org>");
+  CHECK(set.patches[0].index == 1);
+  CHECK(set.patches[0].count == 2);
+  CHECK(set.patches[1].subject == "[PATCH v2 2/2] btrfs: second");
+  CHECK(set.patches[1].message_id == "<p2@example.org>");
+  CHECK(set.patches[0].author == "Jane Dev <jane@example.org>");
+  CHECK(set.patches[0].date == "Mon, 4 May 2026 10:00:00 +0000");
+  CHECK(set.patches[0].file_sha256 == ks::sha256_hex(mbox));
+  CHECK(set.patches[0].sha256 == ks::sha256_hex(set.patches[0].text));
+  CHECK(set.patches[0].sha256 != set.patches[1].sha256);
+  CHECK(contains(set.patches[0].text, "One."));
+  CHECK(!contains(set.patches[0].text, "Message-ID"));  // the body, not the headers
+  REQUIRE(set.cover);
+  CHECK(set.cover->message_id == "<cover@example.org>");
+  CHECK(set.cover->subject == "[PATCH v2 0/2] btrfs: a series");
+}
+
+TEST_CASE("two versions of one patch in a mailbox are refused", "[build][patches]") {
+  std::string mbox = message("[PATCH 1/2] a", "<a@x>", kDiff) + message("[PATCH 1/2] a", "<b@x>", kDiff);
+  CHECK_THROWS_AS(parse_patch_file(mbox, "twice.mbox"), ks::UserError);
+}
+
+TEST_CASE("mail headers: folding, encoded words, quoted-printable, mboxrd", "[build][patches]") {
+  CHECK(decode_header_words("=?UTF-8?q?Ren=C3=A9_Dupont?= <r@x.org>") == "Ren\xC3\xA9 Dupont <r@x.org>");
+  CHECK(decode_header_words("=?utf-8?B?SsO2cmc=?= Roedel") == "J\xC3\xB6rg Roedel");
+  CHECK(decode_header_words("=?UTF-8?q?a?= =?UTF-8?q?b?=") == "ab");
+  CHECK(decode_header_words("plain text") == "plain text");
+
+  std::string body = std::string("A line with =3D and a soft=\n break.\n>From the list.\n") + kDiff;
+  std::string mbox =
+      "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+      "From: =?UTF-8?q?Ren=C3=A9?= <r@x.org>\n"
+      "Subject: [PATCH] btrfs: a subject that was\n"
+      " folded over two lines\n"
+      "Message-Id: <folded@x.org>\n"
+      "Content-Type: text/plain; charset=UTF-8\n"
+      "Content-Transfer-Encoding: quoted-printable\n"
+      "\n" + body;
+  auto set = parse_patch_file(mbox, "qp.mbox");
+  REQUIRE(set.patches.size() == 1);
+  auto& p = set.patches[0];
+  CHECK(p.subject == "[PATCH] btrfs: a subject that was folded over two lines");
+  CHECK(p.message_id == "<folded@x.org>");
+  CHECK(p.author == "Ren\xC3\xA9 <r@x.org>");
+  CHECK(contains(p.text, "A line with = and a soft break."));
+  CHECK(contains(p.text, "\nFrom the list."));  // mboxrd ">From " unescaped
+  CHECK(p.files == std::vector<std::string>{"fs/btrfs/super.c"});
+}
+
+TEST_CASE("touched_files handles new and deleted files", "[build][patches]") {
+  std::string diff =
+      "--- /dev/null\n+++ b/fs/new.c\n@@ -0,0 +1 @@\n+x\n"
+      "--- a/fs/old.c\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
+  CHECK(touched_files(diff) == std::vector<std::string>{"fs/new.c", "fs/old.c"});
+  std::string rename =
+      "diff --git a/fs/btrfs/a.c b/fs/btrfs/b.c\n"
+      "similarity index 100%\n"
+      "rename from fs/btrfs/a.c\n"
+      "rename to fs/btrfs/b.c\n";
+  CHECK(touched_files(rename) == std::vector<std::string>{"fs/btrfs/b.c", "fs/btrfs/a.c"});
+}
+
+TEST_CASE("describe_patch_failure names the file and the hunk", "[build][patches]") {
+  auto hunk = describe_patch_failure(
+      "checking file fs/btrfs/super.c\nHunk #2 FAILED at 1817.\n1 out of 2 hunks FAILED\n");
+  CHECK(hunk == "hunk #2 of fs/btrfs/super.c does not apply (expected at line 1817)");
+
+  auto missing = describe_patch_failure(
+      "can't find file to patch at input line 5\n"
+      "Perhaps you used the wrong -p or --strip option?\n"
+      "The text leading up to this was:\n"
+      "--------------------------\n"
+      "|--- a/fs/btrfs/nothere.c\n"
+      "|+++ b/fs/btrfs/nothere.c\n"
+      "--------------------------\n"
+      "No file to patch.  Skipping patch.\n");
+  CHECK(missing == "fs/btrfs/nothere.c does not exist in the source");
+
+  auto reversed = describe_patch_failure(
+      "checking file fs/btrfs/super.c\n"
+      "Reversed (or previously applied) patch detected!  Skipping patch.\n");
+  CHECK(reversed == "fs/btrfs/super.c: already applied (or reversed)");
+
+  CHECK(describe_patch_failure("patch: **** Only garbage was found in the patch input.\n") ==
+        "no diff found in it");
+  CHECK(describe_patch_failure("") == "patch failed without saying why");
+}
