@@ -1,0 +1,166 @@
+// The QEMU command line and the kernel command line are data: pinned here for KVM, TCG,
+// CPU pinning and the emulated NVMe drive.
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "boot/qemu.hpp"
+#include "util/error.hpp"
+
+using namespace ks::boot;
+
+namespace {
+
+QemuSpec spec() {
+  QemuSpec s;
+  s.vcpus = 1;
+  s.memory_mib = 2048;
+  s.kernel = "/cache/bzImage";
+  s.initrd = "/out/initramfs/initramfs-abc.cpio.gz";
+  s.cmdline = "console=ttyS0 panic=-1 preempt=none";
+  s.console_log = "/out/points/00-control/console.log";
+  s.results = "/out/points/00-control/results.jsonl";
+  return s;
+}
+
+// The word after FLAG (the first occurrence), or "" when FLAG is absent.
+std::string after(const std::vector<std::string>& argv, const std::string& flag) {
+  auto it = std::find(argv.begin(), argv.end(), flag);
+  return it == argv.end() || it + 1 == argv.end() ? "" : *(it + 1);
+}
+
+bool has(const std::vector<std::string>& argv, const std::string& word) {
+  return std::find(argv.begin(), argv.end(), word) != argv.end();
+}
+
+ks::experiment::Experiment experiment(const std::string& storage, int cpu = -1) {
+  return ks::experiment::parse(nlohmann::json::parse(R"({
+    "name": "t", "backend": "qemu", "cpu": )" + std::to_string(cpu) + R"(,
+    "storage": )" + storage + R"(,
+    "qemu": {"memory_mib": 1024, "vcpus": 2},
+    "arms": {"control": {}, "patched": {"cmdline": ["rdinit=/nonexistent"]}},
+    "workloads": [{"name": "clone", "ops": 500}]})"));
+}
+
+}  // namespace
+
+TEST_CASE("qemu argv under TCG: software CPU on q35 with no defaults plus the results port and no reboot") {
+  auto argv = qemu_argv(spec());
+  REQUIRE(argv.front() == "qemu-system-x86_64");
+  CHECK(after(argv, "-machine") == "q35,accel=tcg");
+  CHECK(after(argv, "-cpu") == "max");
+  CHECK(after(argv, "-smp") == "1");
+  CHECK(after(argv, "-m") == "2048");
+  CHECK(after(argv, "-kernel") == "/cache/bzImage");
+  CHECK(after(argv, "-initrd") == "/out/initramfs/initramfs-abc.cpio.gz");
+  CHECK(after(argv, "-append") == "console=ttyS0 panic=-1 preempt=none");
+  CHECK(after(argv, "-serial") == "file:/out/points/00-control/console.log");
+  CHECK(has(argv, "-no-reboot"));
+  CHECK(has(argv, "-nodefaults"));
+  CHECK(has(argv, "virtio-serial-pci"));
+  CHECK(has(argv, "file,id=results,path=/out/points/00-control/results.jsonl"));
+  CHECK(has(argv, "virtserialport,chardev=results,name=ksandwich.results"));
+  CHECK_FALSE(has(argv, "taskset"));
+  CHECK_FALSE(has(argv, "-drive"));
+}
+
+TEST_CASE("qemu argv under KVM: accel=kvm and the host CPU") {
+  auto s = spec();
+  s.kvm = true;
+  s.vcpus = 4;
+  auto argv = qemu_argv(s);
+  CHECK(after(argv, "-machine") == "q35,accel=kvm");
+  CHECK(after(argv, "-cpu") == "host");
+  CHECK(after(argv, "-smp") == "4");
+}
+
+TEST_CASE("qemu argv pinned: the whole command runs under taskset on the experiment's CPU") {
+  auto s = spec();
+  s.pin_cpu = 1;
+  auto argv = qemu_argv(s);
+  REQUIRE(argv.size() > 4);
+  CHECK(std::vector<std::string>(argv.begin(), argv.begin() + 4) ==
+        std::vector<std::string>{"taskset", "-c", "1", "qemu-system-x86_64"});
+}
+
+TEST_CASE("qemu argv with an NVMe drive: a raw file behind an nvme device; commas escaped") {
+  auto s = spec();
+  s.nvme_image = "/dev/shm/a,b.img";
+  s.results = "/out/x,y/results.jsonl";
+  auto argv = qemu_argv(s);
+  CHECK(after(argv, "-drive") == "file=/dev/shm/a,,b.img,if=none,id=nvm,format=raw");
+  CHECK(has(argv, "nvme,serial=ksandwich,drive=nvm"));
+  CHECK(has(argv, "file,id=results,path=/out/x,,y/results.jsonl"));
+  CHECK(qemu_option_value("a,b,,c") == "a,,b,,,,c");
+}
+
+TEST_CASE("guest kernel command line: panic=-1 and preempt=none and the brd size in KiB with the arm's words last") {
+  auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
+  CHECK(guest_cmdline(e, e.arms.at("control")) ==
+        "console=ttyS0 panic=-1 preempt=none random.trust_cpu=on brd.rd_nr=1 brd.rd_size=262144");
+  CHECK(guest_cmdline(e, e.arms.at("patched")) ==
+        "console=ttyS0 panic=-1 preempt=none random.trust_cpu=on brd.rd_nr=1 brd.rd_size=262144 rdinit=/nonexistent");
+  auto nvme = experiment(R"({"kind": "nvme", "size_mib": 256})");
+  CHECK(guest_cmdline(nvme, nvme.arms.at("control")) == "console=ttyS0 panic=-1 preempt=none random.trust_cpu=on");
+}
+
+TEST_CASE("guest storage: auto and brd are /dev/ram0 and nvme is /dev/nvme0n1; other kinds are refused") {
+  ks::experiment::Storage s;
+  s.kind = "auto";
+  CHECK(guest_storage(s).device == "/dev/ram0");
+  s.kind = "brd";
+  CHECK(guest_storage(s).kind == "brd");
+  s.kind = "nvme";
+  CHECK(guest_storage(s).device == "/dev/nvme0n1");
+  s.kind = "zram";
+  CHECK_THROWS_AS(guest_storage(s), ks::UserError);
+}
+
+TEST_CASE("guest plan: quoted words with the arm's options and the agent pinned to the last vCPU") {
+  auto e = experiment(R"({"kind": "brd", "size_mib": 256, "mkfs_options": ["-O", "no-holes"],
+                          "mount_options": ["noatime"]})", 1);
+  e.arms.at("patched").extra_mount_options = {"commit=5"};
+  auto plan = guest_plan(e, e.arms.at("patched"));
+  CHECK(plan.find("KS_DEVICE='/dev/ram0'\n") != std::string::npos);
+  CHECK(plan.find("KS_MOUNT_OPTIONS='noatime,commit=5'\n") != std::string::npos);
+  CHECK(plan.find("mkfs.btrfs -f '-O' 'no-holes' \"$KS_DEVICE\"") != std::string::npos);
+  CHECK(plan.find("run_workload 'clone' '/usr/bin/ksandwich-agent' 'clone' '--dir' '/mnt/clone'") !=
+        std::string::npos);
+  CHECK(plan.find("'--cpu' '1'") != std::string::npos);  // vcpus 2: the last vCPU is 1
+  CHECK(plan.find("'--ops' '500'") != std::string::npos);
+  CHECK(guest_cpu(e) == 1);
+  e.cpu = -1;
+  CHECK(guest_cpu(e) == -1);
+}
+
+TEST_CASE("shell quoting survives single quotes") {
+  CHECK(shell_quote("plain") == "'plain'");
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  CHECK(shell_quote("") == "''");
+}
+
+TEST_CASE("the embedded guest init reads the plan and ends with reboot -f") {
+  const auto& init = guest_init_script();
+  CHECK(init.rfind("#!/bin/sh", 0) == 0);
+  CHECK(init.find(". /ksandwich/plan.sh") != std::string::npos);
+  CHECK(init.find("ksandwich.results") != std::string::npos);
+  CHECK(init.find("reboot -f") != std::string::npos);
+}
+
+TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing") {
+  auto e = experiment(R"({"kind": "nvme", "size_mib": 256})", 1);
+  BackendOptions options;
+  options.agent = "/nonexistent/ksandwich-agent";
+  options.dry_run = true;
+  QemuBackend backend(options);
+  const fs::path dir = "/nonexistent-ksandwich-dry-run";
+  PointContext ctx{e, e.arms.at("control"), 3, 0, dir, dir / "points/03-control", fs::path("/k/bzImage"), ""};
+  auto text = backend.describe_point(ctx);
+  CHECK(text.rfind("$ 'taskset' '-c' '1' 'qemu-system-x86_64'", 0) == 0);
+  CHECK(text.find("'-kernel' '/k/bzImage'") != std::string::npos);
+  CHECK(text.find("'nvme,serial=ksandwich,drive=nvm'") != std::string::npos);
+  CHECK(text.find("KS_DEVICE='/dev/nvme0n1'") != std::string::npos);
+  auto result = backend.run_point(ctx);
+  CHECK(result.status == "failed");
+  CHECK(result.failure == "dry run: nothing was run");
+  CHECK_FALSE(fs::exists(dir));
+}

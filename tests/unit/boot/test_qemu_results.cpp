@@ -1,0 +1,125 @@
+// What comes back from the guest over the results port, and how a point is judged.
+#include <catch2/catch.hpp>
+
+#include "boot/qemu.hpp"
+
+using namespace ks::boot;
+
+namespace {
+
+const char* kGuest =
+    R"({"type":"guest","kernel_release":"6.1.192-ks","kernel_version":"#1 SMP","kernel_cmdline":"console=ttyS0 panic=-1 preempt=none","preempt":"(none) voluntary full","clocksource":"hpet","available_clocksource":"tsc hpet acpi_pm ","cpus":"0","mem_total":"MemTotal:        2015000 kB","uptime_s":1.52})";
+
+std::string stream(const std::string& clocksource = "hpet", int status = 0) {
+  std::string guest = kGuest;
+  guest.replace(guest.find("\"hpet\""), 6, "\"" + clocksource + "\"");
+  return guest + "\n" +
+         R"({"type":"storage","device":"/dev/ram0","size_bytes":268435456,"kernel_mount_options":"rw,relatime","mkfs_version":"mkfs.btrfs, part of btrfs-progs v6.2","mount_point":"/mnt"})"
+         "\n"
+         R"({"type":"workload","id":"clone","uptime_s":2.25})"
+         "\n"
+         R"({"type":"start","workload":"clone"})"
+         "\n"
+         R"({"type":"round","workload":"clone","round":0,"ops":500,"elapsed_ns":40000000,"ns_per_op":80000})"
+         "\n"
+         R"({"type":"end","rounds":1})"
+         "\n"
+         R"({"type":"workload_exit","id":"clone","status":0,"uptime_s":3.0})"
+         "\n"
+         R"({"type":"exit","status":)" + std::to_string(status) +
+         R"(,"reason":")" + (status ? "workload clone: ksandwich-agent exited 1" : "ok") +
+         R"(","uptime_s":3.1})"
+         "\n";
+}
+
+GuestRun run_of(const std::string& results, const std::string& console = "Linux version 6.1\n") {
+  GuestRun run;
+  run.report = parse_guest_results(results);
+  run.console = console;
+  run.timeout_s = 120;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("results stream: guest and storage records then agent records tagged with their workload then exit") {
+  auto r = parse_guest_results(stream());
+  CHECK(r.guest.value("kernel_release", "") == "6.1.192-ks");
+  CHECK(r.storage.value("device", "") == "/dev/ram0");
+  REQUIRE(r.agent_records.size() == 3);
+  CHECK(r.agent_records[1].value("type", "") == "round");
+  for (auto& record : r.agent_records) CHECK(record.value("workload_id", "") == "clone");
+  REQUIRE(r.exit_status);
+  CHECK(*r.exit_status == 0);
+  CHECK(r.agent_start_uptime_s == Approx(2.25));
+  CHECK(r.exit_uptime_s == Approx(3.1));
+  CHECK(r.unreadable_lines == 0);
+}
+
+TEST_CASE("results stream: a line cut by a kill is counted but not fatal; no exit record stays unknown") {
+  auto r = parse_guest_results(std::string(kGuest) + "\n{\"type\":\"workload\",\"id\":\"clone\"}\n{\"type\":\"rou");
+  CHECK_FALSE(r.guest.is_null());
+  CHECK(r.unreadable_lines == 1);
+  CHECK_FALSE(r.exit_status);
+}
+
+TEST_CASE("guest environment: the preemption mode in parentheses with clocksources and memory") {
+  auto env = guest_environment(nlohmann::json::parse(kGuest));
+  CHECK(env["kernel_release"] == "6.1.192-ks");
+  CHECK(env["preemption"] == "none");
+  CHECK(env["clocksource"] == "hpet");
+  CHECK(env["available_clocksources"] == nlohmann::json{"tsc", "hpet", "acpi_pm"});
+  CHECK(env["guest_mem_total_mib"] == 1967);
+  CHECK(guest_environment(nlohmann::json())["preemption"].is_null());
+}
+
+TEST_CASE("judging a point: a clean run passes") {
+  CHECK_FALSE(guest_failure(run_of(stream())));
+}
+
+TEST_CASE("judging a point: a jiffies clocksource fails it whatever the guest said") {
+  auto failure = guest_failure(run_of(stream("refined-jiffies")));
+  REQUIRE(failure);
+  CHECK(failure->find("refined-jiffies") != std::string::npos);
+  CHECK(guest_failure(run_of(stream("jiffies"))));
+}
+
+TEST_CASE("judging a point: a kernel panic on the console fails it and is quoted") {
+  auto failure = guest_failure(run_of(
+      "", "Run /nonexistent as init process\r\nKernel panic - not syncing: Requested init /nonexistent failed (error -2).\r\n"));
+  REQUIRE(failure);
+  CHECK(failure->find("Kernel panic - not syncing: Requested init /nonexistent failed") != std::string::npos);
+}
+
+TEST_CASE("judging a point: timeout or silence or a missing exit record or a failing agent") {
+  auto timed_out = run_of(std::string(kGuest) + "\n");
+  timed_out.timed_out = true;
+  CHECK(guest_failure(timed_out)->find("point_timeout_s = 120") != std::string::npos);
+
+  CHECK(guest_failure(run_of(""))->find("never reported") != std::string::npos);
+  auto qemu_failed = run_of("");
+  qemu_failed.qemu_exit_code = 1;
+  qemu_failed.qemu_output = "qemu-system-x86_64: could not load kernel '/x/bzImage'";
+  CHECK(guest_failure(qemu_failed)->find("could not load kernel") != std::string::npos);
+
+  CHECK(guest_failure(run_of(std::string(kGuest) + "\n"))->find("without an exit record") != std::string::npos);
+  CHECK(guest_failure(run_of(stream("hpet", 1)))->find("ksandwich-agent exited 1") != std::string::npos);
+}
+
+TEST_CASE("judging a point: the guest must run the arm's kernel when the release is known") {
+  auto run = run_of(stream());
+  run.expected_release = "6.1.192-ks";
+  CHECK_FALSE(guest_failure(run));
+  run.expected_release = "6.1.192-other";
+  CHECK(guest_failure(run)->find("expected 6.1.192-other") != std::string::npos);
+}
+
+TEST_CASE("console tail and findings") {
+  std::string console;
+  for (int i = 0; i < 100; ++i) console += "line " + std::to_string(i) + "\r\n";
+  console += "WARNING: CPU: 0 PID: 1 at fs/btrfs/inode.c:1 foo\r\n\r\n";
+  auto tail = console_tail(console, 3);
+  CHECK(tail == "line 98\nline 99\nWARNING: CPU: 0 PID: 1 at fs/btrfs/inode.c:1 foo");
+  CHECK(console_findings(console) ==
+        std::vector<std::string>{"WARNING: CPU: 0 PID: 1 at fs/btrfs/inode.c:1 foo"});
+}
