@@ -52,11 +52,16 @@ std::string memory_phrase(const json& machine) {
     return it->get<double>();
   };
   std::optional<double> gib;
-  if (auto v = number("memory_gib")) gib = *v;
-  else if (auto v = number("memory_mib")) gib = *v / 1024;
-  else if (auto v = number("memory_kib")) gib = *v / (1024 * 1024);
-  else if (auto v = number("mem_total_kib")) gib = *v / (1024 * 1024);
-  else if (auto v = number("memory_bytes")) gib = *v / (1024.0 * 1024 * 1024);
+  if (auto v = number("memory_gib"))
+    gib = *v;
+  else if (auto v = number("memory_mib"))
+    gib = *v / 1024;
+  else if (auto v = number("memory_kib"))
+    gib = *v / (1024 * 1024);
+  else if (auto v = number("mem_total_kib"))
+    gib = *v / (1024 * 1024);
+  else if (auto v = number("memory_bytes"))
+    gib = *v / (1024.0 * 1024 * 1024);
   if (!gib) return first_of(machine, {"memory"});
   if (std::fabs(*gib - std::round(*gib)) < 0.05) return fmt::format("{:.0f} GiB memory", *gib);
   return fmt::format("{:.1f} GiB memory", *gib);
@@ -72,14 +77,15 @@ class Builder {
   }
 
   Document build() {
-    doc_.title = "ksandwich report: " +
-                 (b_.experiment_name.empty() ? std::string("(unnamed experiment)")
-                                             : b_.experiment_name);
+    doc_.title =
+        "ksandwich report: " +
+        (b_.experiment_name.empty() ? std::string("(unnamed experiment)") : b_.experiment_name);
     doc_.verdict = b_.verdict;
     header();
     plots();
     results();
     gates();
+    warnings();
     failed_points();
     audit();
     direct_hits();
@@ -137,9 +143,10 @@ class Builder {
   void pick_arms() {
     std::vector<std::string> arms;  // distinct, in run order
     for (auto* point : points_)
-      if (std::find(arms.begin(), arms.end(), point->arm) == arms.end())
-        arms.push_back(point->arm);
-    auto has = [&](const char* arm) { return std::find(arms.begin(), arms.end(), arm) != arms.end(); };
+      if (std::find(arms.begin(), arms.end(), point->arm) == arms.end()) arms.push_back(point->arm);
+    auto has = [&](const char* arm) {
+      return std::find(arms.begin(), arms.end(), arm) != arms.end();
+    };
     control_ = first_of(b_.plan, {"control_arm"});
     if (control_.empty()) control_ = has("control") || arms.empty() ? "control" : arms[0];
     patched_ = first_of(b_.plan, {"patched_arm"});
@@ -201,8 +208,8 @@ class Builder {
   }
 
   std::string workload_label(const std::string& id) const {
-    auto workloads = b_.experiment.is_object() ? b_.experiment.find("workloads")
-                                               : b_.experiment.end();
+    auto workloads =
+        b_.experiment.is_object() ? b_.experiment.find("workloads") : b_.experiment.end();
     if (!b_.experiment.is_object() || workloads == b_.experiment.end() || !workloads->is_array())
       return id;
     for (auto& w : *workloads) {
@@ -265,8 +272,10 @@ class Builder {
     for (auto& w : order) {
       std::string what = ops[w].size() == 1 ? thousands(*ops[w].begin()) + " ops" : "time-based";
       auto g = std::find_if(groups.begin(), groups.end(), [&](auto& x) { return x.first == what; });
-      if (g == groups.end()) groups.push_back({what, {w}});
-      else g->second.push_back(w);
+      if (g == groups.end())
+        groups.push_back({what, {w}});
+      else
+        g->second.push_back(w);
     }
     if (groups.size() == 1) return groups[0].first;
     std::vector<std::string> parts;
@@ -277,24 +286,26 @@ class Builder {
   // ---- header ---------------------------------------------------------------------------
 
   void header() {
-    Block facts;
-    facts.kind = Block::Kind::facts;
-    facts.cls = "ks-facts";
-    auto add = [&](std::string key, std::string value) {
-      if (!value.empty()) facts.facts.emplace_back(std::move(key), std::move(value));
+    Block facts, more;
+    facts.kind = more.kind = Block::Kind::facts;
+    facts.cls = more.cls = "ks-facts";
+    more.detail = true;  // long or bookkeeping: not for the mailing-list header
+    auto add = [](Block& block, std::string key, std::string value) {
+      if (!value.empty()) block.facts.emplace_back(std::move(key), std::move(value));
     };
-    add("Backend", b_.backend);
-    add("Kernels", kernels());
-    add("Machine", machine_line());
-    add("Cmdline", noise_control({"cmdline", "kernel_cmdline", "kernel_command_line"}));
-    for (auto& [key, value] : storage_lines()) add(key, value);
-    add("Plan", plan_line());
-    add("Source", source_line());
-    add("Toolchain", toolchain_line());
-    for (auto& [key, value] : patch_lines()) add(key, value);
-    add("Tool", tool_line());
-    add("Created", b_.created_at);
+    add(facts, "Backend", b_.backend);
+    add(facts, "Kernels", kernels());
+    add(facts, "Machine", machine_line());
+    for (auto& [key, value] : storage_lines()) add(facts, key, value);
+    add(facts, "Plan", plan_line());
+    add(facts, "Source", source_line());
+    add(facts, "Toolchain", toolchain_line());
+    for (auto& [key, value] : patch_lines()) add(facts, key, value);
+    add(facts, "Tool", tool_line());
+    add(more, "Cmdline", noise_control({"cmdline", "kernel_cmdline", "kernel_command_line"}));
+    add(more, "Created", b_.created_at);
     doc_.blocks.push_back(std::move(facts));
+    if (!more.facts.empty()) doc_.blocks.push_back(std::move(more));
     std::string description = first_of(b_.experiment, {"description"});
     if (!description.empty()) paragraph(description, "ks-description");
   }
@@ -350,8 +361,10 @@ class Builder {
           }))
         pinned = join(values, "/");
     }
-    if (pinned == "-1") add("not pinned");
-    else if (!pinned.empty()) add("workload pinned to CPU " + pinned);
+    if (pinned == "-1")
+      add("not pinned");
+    else if (!pinned.empty())
+      add("workload pinned to CPU " + pinned);
     return join(parts, ", ");
   }
 
@@ -367,12 +380,15 @@ class Builder {
     if (!device.empty()) head += (head.empty() ? "" : " ") + ("(" + device + ")");
     if (!head.empty()) parts.push_back(head);
     parts.push_back("fresh btrfs per point");
+    // "mkfs.btrfs, part of btrfs-progs v6.2" says more than needed: keep the package part.
+    std::string version = first_of(s, {"mkfs_version", "btrfs_progs"});
+    if (auto at = version.find("btrfs-progs"); at != std::string::npos)
+      version = version.substr(at);
     std::string mkfs = first_of(s, {"mkfs_options"});
-    parts.push_back("mkfs.btrfs " + (mkfs.empty() ? std::string("defaults") : mkfs));
+    parts.push_back("mkfs.btrfs " + (mkfs.empty() ? std::string("defaults") : mkfs) +
+                    (version.empty() ? "" : " (" + version + ")"));
     std::string mount = first_of(s, {"mount_options"});
     parts.push_back("mount " + (mount.empty() ? std::string("defaults") : "-o " + mount));
-    std::string version = first_of(s, {"mkfs_version", "btrfs_progs"});
-    if (!version.empty()) parts.push_back(version);
     return join(parts, ", ");
   }
 
@@ -406,7 +422,8 @@ class Builder {
     if (!rounds.empty()) parts.push_back(rounds + " rounds" + (ops.empty() ? "" : " x " + ops));
     std::string warmup = first_of(b_.plan, {"warmup_rounds", "warmup"});
     if (warmup.empty()) warmup = first_of(b_.experiment, {"warmup_rounds"});
-    if (!warmup.empty()) parts.push_back(warmup + " warm-up rounds");
+    if (!warmup.empty())
+      parts.push_back(warmup + (warmup == "1" ? " warm-up round" : " warm-up rounds"));
     std::string seed = first_of(b_.plan, {"seed"});
     if (!seed.empty()) parts.push_back("seed " + seed);
     return join(parts, ", ");
@@ -436,8 +453,7 @@ class Builder {
 
   std::string source_line() const {
     json control = arm_build(control_), patched = arm_build(patched_);
-    json source = control.is_object() && control.contains("source") ? control["source"]
-                                                                    : json();
+    json source = control.is_object() && control.contains("source") ? control["source"] : json();
     if (source.is_null() && patched.is_object() && patched.contains("source"))
       source = patched["source"];
     return describe_object(source);
@@ -528,7 +544,7 @@ class Builder {
       for (auto& r : b_.rows) warmup = warmup || (r.warmup && r.workload == w->workload);
     }
     std::string measured = warmup ? " measured" : "";
-    std::string out = n.empty()        ? "the" + measured + " rounds"
+    std::string out = n.empty()       ? "the" + measured + " rounds"
                       : n.size() == 1 ? fmt::format("all {}{} rounds", *n.begin(), measured)
                                       : fmt::format("{}-{}{} rounds per point", *n.begin(),
                                                     *n.rbegin(), measured);
@@ -563,6 +579,39 @@ class Builder {
     }
     semantic();
     for (auto& w : workloads) verdict_line(w);
+    notes();
+  }
+
+  // What the design cannot show, once per note, naming the workloads when not all.
+  void notes() {
+    auto& workloads = b_.analysis->workloads;
+    std::vector<std::pair<std::string, std::vector<std::string>>> notes;
+    for (auto& w : workloads)
+      for (auto& note : w.notes) {
+        auto it =
+            std::find_if(notes.begin(), notes.end(), [&](auto& n) { return n.first == note; });
+        if (it == notes.end())
+          notes.push_back({note, {w.workload}});
+        else
+          it->second.push_back(w.workload);
+      }
+    if (notes.empty()) return;
+    paragraph("Caveats:", "ks-notes-caption");
+    for (auto& [note, names] : notes) {
+      std::string scope = names.size() == workloads.size() ? "" : "(" + join(names, ", ") + ") ";
+      paragraph("- " + scope + note, "ks-note", 2);
+    }
+  }
+
+  // Differences in what the points read back (clocksource, governor, ...).
+  void warnings() {
+    auto it = b_.extra.is_object() ? b_.extra.find("warnings") : b_.extra.end();
+    if (!b_.extra.is_object() || it == b_.extra.end() || !it->is_array() || it->empty()) return;
+    heading("Warnings");
+    for (auto& w : *it) {
+      std::string text = scalar(w);
+      if (!text.empty()) paragraph("- " + text, "ks-warning", 2);
+    }
   }
 
   void sandwich(const std::vector<const WorkloadAnalysis*>& group) {
@@ -596,8 +645,7 @@ class Builder {
     std::string text = "The two " + arms[0] + " points drifted by " + english_list(drifts) + ".";
     if (rounds_to_skip && !group[0]->points.empty())
       text += fmt::format(" Dropping the first round from each point produced {} {}.",
-                          group.size() == 1 ? "a delta of" : "deltas of",
-                          english_list(skipped));
+                          group.size() == 1 ? "a delta of" : "deltas of", english_list(skipped));
     paragraph(text, "ks-drift");
   }
 
@@ -610,14 +658,14 @@ class Builder {
     // Blocks mean something only in a confirm run.
     bool blocks = confirm_scheme();
     Table t;
-    t.columns = {{"point", Align::right}, {"block", Align::right}, {"arm", Align::left},
+    t.columns = {{"point", Align::right}, {"block", Align::right},  {"arm", Align::left},
                  {"mean", Align::right},  {"stddev", Align::right}, {"n", Align::right}};
     if (!blocks) t.columns.erase(t.columns.begin() + 1);
     for (auto& s : w.points) {
       const Point* p = point(s.point);
-      std::vector<Cell> row = {std::to_string(s.point), p ? std::to_string(p->block) : "",
-                               s.arm, fixed(s.mean * unit.scale), fixed(s.stddev * unit.scale),
-                               std::to_string(s.n)};
+      std::vector<Cell> row = {
+          std::to_string(s.point),    p ? std::to_string(p->block) : "", s.arm,
+          fixed(s.mean * unit.scale), fixed(s.stddev * unit.scale),      std::to_string(s.n)};
       if (!blocks) row.erase(row.begin() + 1);
       t.rows.push_back(std::move(row));
     }
@@ -654,14 +702,18 @@ class Builder {
                           thousands(failed.size()), thousands(total), english_list(counts)),
               "ks-semantic ks-bad");
     Table t;
-    t.columns = {{"point", Align::right}, {"arm", Align::left}, {"round", Align::right},
-                 {"workload", Align::left}, {"problem", Align::left}};
+    t.columns = {{"point", Align::right},
+                 {"arm", Align::left},
+                 {"round", Align::right},
+                 {"workload", Align::left},
+                 {"problem", Align::left}};
     for (size_t i = 0; i < failed.size() && i < kMaxListedRows; ++i)
       t.rows.push_back({std::to_string(failed[i]->point), failed[i]->arm,
                         std::to_string(failed[i]->round), failed[i]->workload,
                         row_problem(*failed[i])});
     if (failed.size() > kMaxListedRows)
-      t.rows.push_back({"", "", "", "", fmt::format("... and {} more", failed.size() - kMaxListedRows)});
+      t.rows.push_back(
+          {"", "", "", "", fmt::format("... and {} more", failed.size() - kMaxListedRows)});
     table(std::move(t), "ks-semantic-failures");
   }
 
@@ -685,7 +737,8 @@ class Builder {
     if (w.verdict == "NO_CHANGE") return "no change";
     if (w.verdict.empty()) return "no verdict";
     std::string lower;
-    for (char c : w.verdict) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char c : w.verdict)
+      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return lower;
   }
 
@@ -694,9 +747,12 @@ class Builder {
     return s;
   }
 
+  // "95% CI -28.1% .. -25.9%"; a Holm-widened level keeps its decimal ("98.3% CI").
   static std::string ci_phrase(const evidence::Interval& ci) {
-    return fmt::format("{:.0f}% CI {} .. {}", ci.level * 100, ratio_percent(ci.low),
-                       ratio_percent(ci.high));
+    double level = ci.level * 100;
+    std::string shown = std::fabs(level - std::round(level)) < 0.05 ? fmt::format("{:.0f}", level)
+                                                                    : fmt::format("{:.1f}", level);
+    return fmt::format("{}% CI {} .. {}", shown, ratio_percent(ci.low), ratio_percent(ci.high));
   }
 
   void verdict_line(const WorkloadAnalysis& w) {
@@ -706,8 +762,8 @@ class Builder {
 
   std::string verdict_text(const WorkloadAnalysis& w) const {
     Unit unit = unit_for(w.metric);
-    std::string line = fmt::format("{}: {} vs {}: {} {}", w.workload, patched_, control_,
-                                   effect(w), unit.name);
+    std::string line =
+        fmt::format("{}: {} vs {}: {} {}", w.workload, patched_, control_, effect(w), unit.name);
     if (w.ratio_ci) line += " (" + ci_phrase(*w.ratio_ci) + ")";
     line += ", " + verdict_words(w);
     if (w.mde_pct) line += ", MDE " + percent(*w.mde_pct, 1);
@@ -719,16 +775,26 @@ class Builder {
   void inference_line(const WorkloadAnalysis& w) {
     std::vector<std::string> more;
     if (w.hodges_lehmann)
-      more.push_back(fmt::format("Hodges-Lehmann {} ({})", ratio_percent(w.hodges_lehmann->estimate),
+      more.push_back(fmt::format("Hodges-Lehmann {} ({})",
+                                 ratio_percent(w.hodges_lehmann->estimate),
                                  ci_phrase(*w.hodges_lehmann)));
     if (w.ratio_ci90) more.push_back(ci_phrase(*w.ratio_ci90) + " (equivalence)");
-    if (w.mann_whitney_p) more.push_back("Mann-Whitney " + p_value(*w.mann_whitney_p));
+    if (w.bootstrap_ci) more.push_back("bootstrap " + ci_phrase(*w.bootstrap_ci));
+    if (w.t_test_p) {
+      std::string t = "t-test " + p_value(*w.t_test_p);
+      if (w.degrees_of_freedom) t += fmt::format(" ({:g} df)", *w.degrees_of_freedom);
+      more.push_back(t);
+    }
     if (w.p_holm) more.push_back("Holm-adjusted " + p_value(*w.p_holm));
+    if (w.mann_whitney_p)
+      more.push_back("Mann-Whitney " + p_value(*w.mann_whitney_p) +
+                     (w.mann_whitney_method.empty() ? "" : " (" + w.mann_whitney_method + ")"));
     if (w.within_point_sd_pct)
       more.push_back("SD within points " + percent(*w.within_point_sd_pct, 1));
     if (w.between_point_sd_pct)
       more.push_back("SD between points " + percent(*w.between_point_sd_pct, 1));
-    if (!more.empty()) paragraph(w.workload + ": " + join(more, ", "), "ks-inference", 2).detail = true;
+    if (!more.empty())
+      paragraph(w.workload + ": " + join(more, ", "), "ks-inference", 2).detail = true;
   }
 
   // ---- evidence that the comparison was fair --------------------------------------------
@@ -744,8 +810,9 @@ class Builder {
       if (std::find(names.begin(), names.end(), g.name) == names.end()) names.push_back(g.name);
     }
     if (failed.empty()) {
-      paragraph(all.size() == 1 ? fmt::format("The one gate ({}) passed.", names[0])
-                                : fmt::format("All {} gates passed ({}).", all.size(), join(names, ", ")),
+      paragraph(all.size() == 1
+                    ? fmt::format("The one gate ({}) passed.", names[0])
+                    : fmt::format("All {} gates passed ({}).", all.size(), join(names, ", ")),
                 "ks-gates-summary");
     } else {
       paragraph(fmt::format("{} of {} gates failed:", failed.size(), all.size()),
@@ -756,18 +823,21 @@ class Builder {
                   "ks-gate-failed", 2);
     }
     Table t;
-    t.columns = {{"gate", Align::left}, {"scope", Align::left}, {"status", Align::left},
+    t.columns = {{"gate", Align::left},
+                 {"scope", Align::left},
+                 {"status", Align::left},
                  {"detail", Align::left}};
-    for (auto& g : all)
-      t.rows.push_back({g.name, g.scope, g.passed ? "PASS" : "FAIL", g.detail});
+    for (auto& g : all) t.rows.push_back({g.name, g.scope, g.passed ? "PASS" : "FAIL", g.detail});
     table(std::move(t), "ks-gates").detail = true;
   }
 
   void failed_points() {
     std::vector<const Point*> failed, pending;
     for (auto* p : points_) {
-      if (p->status == "failed") failed.push_back(p);
-      else if (p->status != "ok") pending.push_back(p);
+      if (p->status == "failed")
+        failed.push_back(p);
+      else if (p->status != "ok")
+        pending.push_back(p);
     }
     if (failed.empty() && pending.empty()) return;
     heading("Failed points");
@@ -812,11 +882,15 @@ class Builder {
     for (auto& r : rows) notes = notes || !first_of(r, {"note"}).empty();
     heading("Matched-build audit");
     Table t;
-    t.columns = {{"field", Align::left}, {"status", Align::left}, {control_, Align::left},
+    t.columns = {{"field", Align::left},
+                 {"status", Align::left},
+                 {control_, Align::left},
                  {patched_, Align::left}};
     if (notes) t.columns.push_back({"note", Align::left});
     std::vector<std::string> failed;
-    auto cell = [](const std::string& v) { return shorten(v) == v ? Cell(v) : Cell(shorten(v), v); };
+    auto cell = [](const std::string& v) {
+      return shorten(v) == v ? Cell(v) : Cell(shorten(v), v);
+    };
     for (auto& r : rows) {
       std::string field = first_of(r, {"field"});
       std::string status = first_of(r, {"status"});
@@ -839,7 +913,7 @@ class Builder {
 
   void direct_hits() {
     Table t;
-    t.columns = {{"point", Align::right}, {"arm", Align::left}, {"function", Align::left},
+    t.columns = {{"point", Align::right}, {"arm", Align::left},      {"function", Align::left},
                  {"calls", Align::right}, {"required", Align::left}, {"status", Align::left}};
     std::vector<std::string> sentences;
     for (auto* p : points_) {
@@ -853,21 +927,28 @@ class Builder {
         bool required = e.value("required", false);
         uint64_t calls = count_of(e, "calls").value_or(0);
         std::string status;
-        if (!available) status = "not traceable";
-        else if (!filtered) status = "not in the filter";
-        else if (calls > 0) status = "hit";
-        else status = required ? "NOT HIT" : "not hit";
+        if (!available)
+          status = "not traceable";
+        else if (!filtered)
+          status = "not in the filter";
+        else if (calls > 0)
+          status = "hit";
+        else
+          status = required ? "NOT HIT" : "not hit";
         t.rows.push_back({std::to_string(p->id), p->arm, function,
-                          available && filtered ? thousands(calls) : "-",
-                          required ? "yes" : "no", status});
+                          available && filtered ? thousands(calls) : "-", required ? "yes" : "no",
+                          status});
         std::string counted = thousands(calls) + (hits.empty() ? " calls to " : " to ") + function;
-        if (available && filtered) hits.push_back(counted);
-        else missing.push_back(function);
+        if (available && filtered)
+          hits.push_back(counted);
+        else
+          missing.push_back(function);
       }
       std::string sentence = fmt::format("Point {} ({})", p->id, p->arm);
       if (!hits.empty()) sentence += " observed " + english_list(hits);
       if (!missing.empty())
-        sentence += std::string(hits.empty() ? "" : ";") + " could not trace " + english_list(missing);
+        sentence +=
+            std::string(hits.empty() ? "" : ";") + " could not trace " + english_list(missing);
       sentences.push_back(sentence + ".");
     }
     if (t.rows.empty()) return;
@@ -941,8 +1022,10 @@ class Builder {
       std::string date = first_of(p, {"date"});
       std::string author = display_name(first_of(p, {"author"}));
       if (i > 0) out += "\n";
-      if (!date.empty() && !author.empty()) out += "On " + date + ", " + author + " wrote:\n";
-      else if (!author.empty()) out += author + " wrote:\n";
+      if (!date.empty() && !author.empty())
+        out += "On " + date + ", " + author + " wrote:\n";
+      else if (!author.empty())
+        out += author + " wrote:\n";
       std::string subject = first_of(p, {"subject"});
       if (!subject.empty()) out += "> Subject: " + subject + "\n";
       std::string id = first_of(p, {"message_id"});

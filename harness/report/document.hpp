@@ -35,9 +35,9 @@ struct Table {
 struct Block {
   enum class Kind { heading, paragraph, facts, table, preformatted, plot };
   Kind kind = Kind::paragraph;
-  std::string cls;   // HTML class (ks-sandwich, ks-verdict, ...), also a stable test hook
-  std::string text;  // heading, paragraph, preformatted; plot: the workload id
-  size_t indent = 0; // paragraph: text view indents continuation by this much
+  std::string cls;            // HTML class (ks-sandwich, ks-verdict, ...), also a stable test hook
+  std::string text;           // heading, paragraph, preformatted; plot: the workload id
+  size_t indent = 0;          // paragraph: text view indents continuation by this much
   std::string caption, note;  // plot: title above it, verdict line below it
   std::vector<std::pair<std::string, std::string>> facts;
   Table table;

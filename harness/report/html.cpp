@@ -17,12 +17,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -137,8 +148,10 @@ std::string verdict_class(const std::string& text) {
 std::string slug(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(c));
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(c));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return "ks-" + out;
@@ -150,10 +163,15 @@ std::string cell_html(const detail::Cell& cell) {
   static const std::vector<std::string> neutral = {"DIFFERS", "not hit", "not traceable",
                                                    "not in the filter"};
   std::string text = html_escape(cell.text);
-  auto is = [&](auto& list) { return std::find(list.begin(), list.end(), cell.text) != list.end(); };
-  if (is(pass)) text = "<span class=\"ks-pill ks-pass\">" + text + "</span>";
-  else if (is(fail)) text = "<span class=\"ks-pill ks-fail\">" + text + "</span>";
-  else if (is(neutral)) text = "<span class=\"ks-pill ks-neutral\">" + text + "</span>";
+  auto is = [&](auto& list) {
+    return std::find(list.begin(), list.end(), cell.text) != list.end();
+  };
+  if (is(pass))
+    text = "<span class=\"ks-pill ks-pass\">" + text + "</span>";
+  else if (is(fail))
+    text = "<span class=\"ks-pill ks-fail\">" + text + "</span>";
+  else if (is(neutral))
+    text = "<span class=\"ks-pill ks-neutral\">" + text + "</span>";
   if (!cell.full.empty())
     text = "<span title=\"" + html_escape(cell.full) + "\">" + text + "</span>";
   return text;
@@ -161,8 +179,8 @@ std::string cell_html(const detail::Cell& cell) {
 
 std::string table_html(const Block& block) {
   const auto& t = block.table;
-  std::string out = "<div class=\"ks-table-wrap\"><table class=\"ks-table " +
-                    html_escape(block.cls) + "\"";
+  std::string out =
+      "<div class=\"ks-table-wrap\"><table class=\"ks-table " + html_escape(block.cls) + "\"";
   if (!block.text.empty()) out += " data-workload=\"" + html_escape(block.text) + "\"";
   out += ">\n<thead><tr>";
   for (auto& c : t.columns)
@@ -186,15 +204,19 @@ std::string table_html(const Block& block) {
 
 std::string html(const evidence::Bundle& bundle, const Options& options) {
   auto doc = detail::build_document(bundle, options);
-  std::string name = bundle.experiment_name.empty() ? "(unnamed experiment)" : bundle.experiment_name;
+  std::string name =
+      bundle.experiment_name.empty() ? "(unnamed experiment)" : bundle.experiment_name;
   std::string verdict_cls = "ks-v-" + lower(doc.verdict);
 
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>" + html_escape(doc.title) + "</title>\n<style>" + kStyle + "</style>\n";
   out += "</head>\n<body>\n<main class=\"ks-report\">\n";
-  out += "<header class=\"ks-header\">\n<div><p class=\"ks-kicker\">ksandwich report</p>"
-         "<h1 class=\"ks-title\">" + html_escape(name) + "</h1></div>\n";
+  out +=
+      "<header class=\"ks-header\">\n<div><p class=\"ks-kicker\">ksandwich report</p>"
+      "<h1 class=\"ks-title\">" +
+      html_escape(name) + "</h1></div>\n";
   out += "<div class=\"ks-badge " + html_escape(verdict_cls) + "\">" + html_escape(doc.verdict) +
          "</div>\n</header>\n";
 
@@ -205,12 +227,14 @@ std::string html(const evidence::Bundle& bundle, const Options& options) {
                           const std::string& cls = "") {
     if (open) out += "</section>\n";
     out += "<section class=\"ks-section" + (cls.empty() ? "" : " " + cls) + "\" id=\"" +
-           html_escape(key) + "\">\n" + (title.empty() ? "" : "<h2>" + html_escape(title) + "</h2>\n");
+           html_escape(key) + "\">\n" +
+           (title.empty() ? "" : "<h2>" + html_escape(title) + "</h2>\n");
     open = true;
     current = key;
   };
   bool seen_heading = false;
-  for (auto& block : doc.blocks) {
+  for (size_t i = 0; i < doc.blocks.size(); ++i) {
+    const Block& block = doc.blocks[i];
     if (!seen_heading && block.kind != Block::Kind::heading) {
       if (block.kind == Block::Kind::plot && current != "ks-plots")
         open_section("ks-plots", "Every round, in run order", "ks-plots");
@@ -231,15 +255,21 @@ std::string html(const evidence::Bundle& bundle, const Options& options) {
         break;
       }
       case Block::Kind::facts:
+        // Consecutive facts (the header and its detail) share one grid, so keys align.
         out += "<dl class=\"" + html_escape(block.cls) + "\">\n";
-        for (auto& [key, value] : block.facts)
-          out += "<dt>" + html_escape(key) + "</dt><dd>" + html_escape(value) + "</dd>\n";
+        for (;; ++i) {
+          for (auto& [key, value] : doc.blocks[i].facts)
+            out += "<dt>" + html_escape(key) + "</dt><dd>" + html_escape(value) + "</dd>\n";
+          if (i + 1 == doc.blocks.size() || doc.blocks[i + 1].kind != Block::Kind::facts) break;
+        }
         out += "</dl>\n";
         break;
-      case Block::Kind::table: out += table_html(block); break;
+      case Block::Kind::table:
+        out += table_html(block);
+        break;
       case Block::Kind::preformatted:
-        out += "<pre class=\"" + html_escape(block.cls) + "\">" + html_escape(block.text) +
-               "</pre>\n";
+        out +=
+            "<pre class=\"" + html_escape(block.cls) + "\">" + html_escape(block.text) + "</pre>\n";
         break;
       case Block::Kind::plot:
         out += "<figure class=\"ks-figure\">\n<figcaption>" + html_escape(block.caption) +

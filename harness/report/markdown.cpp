@@ -16,15 +16,31 @@ std::string escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += out.empty() ? "&gt;" : ">"; break;
-      case '\n': out += "<br>"; break;
-      case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '#':
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += out.empty() ? "&gt;" : ">";
+        break;
+      case '\n':
+        out += "<br>";
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '#':
         out += '\\';
         out += c;
         break;
-      default: out += c;
+      default:
+        out += c;
     }
   }
   return out;
@@ -70,7 +86,9 @@ std::string markdown(const evidence::Bundle& bundle, const Options& options) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& block = blocks[i];
     switch (block.kind) {
-      case Block::Kind::heading: out += "\n## " + escape(block.text) + "\n"; break;
+      case Block::Kind::heading:
+        out += "\n## " + escape(block.text) + "\n";
+        break;
       case Block::Kind::paragraph: {
         // Runs of one kind of line (verdicts, failed gates, health) become a list.
         size_t end = i + 1;
@@ -81,19 +99,25 @@ std::string markdown(const evidence::Bundle& bundle, const Options& options) {
         if (end - i == 1) {
           out += escape(block.text) + "\n";
         } else {
-          for (size_t k = i; k < end; ++k) out += "- " + escape(strip_bullet(blocks[k].text)) + "\n";
+          for (size_t k = i; k < end; ++k)
+            out += "- " + escape(strip_bullet(blocks[k].text)) + "\n";
           i = end - 1;
         }
         break;
       }
       case Block::Kind::facts:
-        out += "\n";
+        if (i == 0 || blocks[i - 1].kind != Block::Kind::facts) out += "\n";  // one list
         for (auto& [key, value] : block.facts)
           out += "- **" + escape(key) + ":** " + escape(value) + "\n";
         break;
-      case Block::Kind::table: out += "\n" + table(block.table); break;
-      case Block::Kind::preformatted: out += "\n" + fenced(block.text); break;
-      case Block::Kind::plot: break;  // the HTML view has the plots
+      case Block::Kind::table:
+        out += "\n" + table(block.table);
+        break;
+      case Block::Kind::preformatted:
+        out += "\n" + fenced(block.text);
+        break;
+      case Block::Kind::plot:
+        break;  // the HTML view has the plots
     }
   }
   return out;

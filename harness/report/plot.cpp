@@ -132,7 +132,10 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
   }
   double step = nice_step(hi - lo);
   double y0 = std::floor(lo / step) * step, y1 = std::ceil(hi / step) * step;
-  if (y1 - hi < step * 0.15) y1 += step;  // room above the highest dot
+  // Room above the highest dot and below the lowest, without going below zero for
+  // metrics that cannot.
+  if (y1 - hi < step * 0.15) y1 += step;
+  if (lo - y0 < step * 0.15 && (y0 - step >= 0 || lo < 0)) y0 -= step;
   int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
 
   double slots = 0;
@@ -154,7 +157,8 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
       "height=\"{}\" role=\"img\" aria-label=\"{}\">\n",
       html_escape(workload), kWidth, kHeight, kWidth, kHeight,
       html_escape(workload + ": every round of every point in run order"));
-  out += "<title>" + html_escape(label + ": every round of every point in run order") + "</title>\n";
+  out +=
+      "<title>" + html_escape(label + ": every round of every point in run order") + "</title>\n";
 
   // Point bands, behind everything else.
   for (size_t i = 0; i < points.size(); ++i) {
@@ -192,8 +196,8 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
     out += fmt::format(
         "<line class=\"ks-midpoint\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\">"
         "<title>{} midpoint: {} {}</title></line>\n",
-        kLeft, y, kWidth - kRight, y, html_escape(control),
-        number(*midpoint * unit.scale, 3), html_escape(unit.name));
+        kLeft, y, kWidth - kRight, y, html_escape(control), number(*midpoint * unit.scale, 3),
+        html_escape(unit.name));
   }
 
   // Confirm runs: which points form a block, labelled under the arm labels.
@@ -202,9 +206,11 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
     auto it = std::find_if(bundle.points.begin(), bundle.points.end(),
                            [&](auto& p) { return p.id == points[i].id; });
     if (it == bundle.points.end()) continue;
-    double x0 = x_at(offsets[i]), x1 = x_at(offsets[i] + std::max<size_t>(points[i].rows.size(), 3));
+    double x0 = x_at(offsets[i]),
+           x1 = x_at(offsets[i] + std::max<size_t>(points[i].rows.size(), 3));
     auto [entry, fresh] = blocks.try_emplace(it->block, x0, x1);
-    if (!fresh) entry->second = {std::min(entry->second.first, x0), std::max(entry->second.second, x1)};
+    if (!fresh)
+      entry->second = {std::min(entry->second.first, x0), std::max(entry->second.second, x1)};
   }
   bool show_blocks = blocks.size() > 1;
 
@@ -280,8 +286,8 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
   double lx = kLeft;
   double ly = 26;
   auto legend_text = [&](const std::string& text) {
-    out += fmt::format("<text class=\"ks-legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                       lx, ly + 4, html_escape(text));
+    out += fmt::format("<text class=\"ks-legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx,
+                       ly + 4, html_escape(text));
     lx += 6.8 * text.size() + 22;
   };
   std::vector<std::string> arms;
@@ -308,8 +314,8 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
   }
   if (any_warmup) {
     out += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#ffffff\" stroke=\"#444\"/>\n",
-        lx + 5, ly);
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#ffffff\" stroke=\"#444\"/>\n", lx + 5,
+        ly);
     lx += 15;
     legend_text("warm-up round (not counted)");
   }

@@ -9,8 +9,7 @@ std::string render(const evidence::Bundle& bundle, const std::string& format,
   if (format == "text") return text(bundle, options);
   if (format == "markdown") return markdown(bundle, options);
   if (format == "html") return html(bundle, options);
-  throw UserError("report: unknown format '" + format + "'",
-                  "use --format text, markdown or html");
+  throw UserError("report: unknown format '" + format + "'", "use --format text, markdown or html");
 }
 
 }  // namespace ks::report

@@ -47,8 +47,10 @@ std::string table(const detail::Table& t) {
     for (size_t c = 0; c < t.columns.size(); ++c) {
       std::string text = cell_text(c);
       if (c > 0) out += std::string(kGap, ' ');
-      if (t.columns[c].align == Align::right) out += std::string(width[c] - text.size(), ' ') + text;
-      else out += text + std::string(width[c] - text.size(), ' ');
+      if (t.columns[c].align == Align::right)
+        out += std::string(width[c] - text.size(), ' ') + text;
+      else
+        out += text + std::string(width[c] - text.size(), ' ');
     }
     return rtrim(out) + "\n";
   };
@@ -60,14 +62,18 @@ std::string table(const detail::Table& t) {
 
 std::string block_text(const Block& block) {
   switch (block.kind) {
-    case Block::Kind::heading: return underline(block.text, '-');
+    case Block::Kind::heading:
+      return underline(block.text, '-');
     case Block::Kind::paragraph:
       return detail::wrap(block.text, kWidth, "", std::string(block.indent, ' ')) + "\n";
-    case Block::Kind::facts: return facts(block);
-    case Block::Kind::table: return table(block.table);
+    case Block::Kind::facts:
+      return facts(block);
+    case Block::Kind::table:
+      return table(block.table);
     case Block::Kind::preformatted:
       return block.text.empty() || block.text.back() == '\n' ? block.text : block.text + "\n";
-    case Block::Kind::plot: return "";
+    case Block::Kind::plot:
+      return "";
   }
   return "";
 }

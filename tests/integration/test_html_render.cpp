@@ -102,7 +102,8 @@ print(w, h, len(counts), counts.get(bytes((0x2f, 0x6d, 0xb5)), 0), counts.get(by
 
 TEST_CASE("html report renders in headless Chromium with its plots and tables") {
   auto exe = find_chromium();
-  KS_SKIP_UNLESS(exe, "chromium is not installed (apt-get install --no-install-recommends chromium)");
+  KS_SKIP_UNLESS(exe,
+                 "chromium is not installed (apt-get install --no-install-recommends chromium)");
   KS_SKIP_UNLESS(ks::proc::have_program("python3"), "python3 is needed to decode the screenshot");
 
   TempDir dir;
@@ -152,7 +153,7 @@ TEST_CASE("html report renders in headless Chromium with its plots and tables") 
   in >> width >> height >> colours >> control >> patched;
   CHECK(width == 1200);
   CHECK(height == 1600);
-  CHECK(colours > 100);   // a blank page has one
-  CHECK(control > 200);   // control dots and mean segments
-  CHECK(patched > 200);   // patched dots and mean segments
+  CHECK(colours > 100);  // a blank page has one
+  CHECK(control > 200);  // control dots and mean segments
+  CHECK(patched > 200);  // patched dots and mean segments
 }

@@ -36,21 +36,22 @@ inline double sample_wobble(int round, double mean) {
 inline evidence::Bundle make_sample_bundle() {
   using nlohmann::json;
   evidence::Bundle b;
-  b.tool = {{"name", "ksandwich"}, {"version", "0.1.0"}, {"git_revision", "0123456789ab"},
+  b.tool = {{"name", "ksandwich"},
+            {"version", "0.1.0"},
+            {"git_revision", "0123456789ab"},
             {"command_line", {"ksandwich", "run", "remap.json"}}};
   b.created_at = "2026-07-16T17:11:11Z";
   b.updated_at = "2026-07-16T17:42:03Z";
   b.experiment_name = "btrfs-remap-writeback-inhibition-v2";
   b.backend = "qemu";
-  b.experiment = {
-      {"name", b.experiment_name},
-      {"description", "4 KiB clone and dedupe through the writeback-inhibition path."},
-      {"backend", "qemu"},
-      {"scheme", "screen"},
-      {"rounds", 15},
-      {"workloads",
-       {{{"name", "clone"}, {"ops", 10000}, {"range_bytes", 4096}},
-        {{"name", "dedupe"}, {"ops", 10000}, {"range_bytes", 4096}}}}};
+  b.experiment = {{"name", b.experiment_name},
+                  {"description", "4 KiB clone and dedupe through the writeback-inhibition path."},
+                  {"backend", "qemu"},
+                  {"scheme", "screen"},
+                  {"rounds", 15},
+                  {"workloads",
+                   {{{"name", "clone"}, {"ops", 10000}, {"range_bytes", 4096}},
+                    {{"name", "dedupe"}, {"ops", 10000}, {"range_bytes", 4096}}}}};
   b.machine = {{"cpu_model", "12th Gen Intel(R) Core(TM) i7-12700KF"},
                {"cores", 20},
                {"memory_mib", 32768},
@@ -63,20 +64,24 @@ inline evidence::Bundle make_sample_bundle() {
             {"seed", 1}};
 
   auto build = [](const std::string& release, json patches, const std::string& image) {
-    return json{{"kernel_release", release},
-                {"source", {{"kind", "tarball"}, {"version", "7.1.0"},
-                            {"sha256", "f9a48549a15aa369d42cebc08a6a72b71a53d547f9a48549a15aa369d42cebc0"}}},
-                {"config_sha256", "9c1e2a77d0b4c1f3e8a6b5d4c3b2a1908f7e6d5c4b3a29181716151413121110"},
-                {"compiler", "gcc (GCC) 15.2.0"},
-                {"linker", "GNU ld (GNU Binutils) 2.44"},
-                {"patches", patches},
-                {"bzimage_sha256", image},
-                {"build_seconds", 512.4}};
+    return json{
+        {"kernel_release", release},
+        {"source",
+         {{"kind", "tarball"},
+          {"version", "7.1.0"},
+          {"sha256", "f9a48549a15aa369d42cebc08a6a72b71a53d547f9a48549a15aa369d42cebc0"}}},
+        {"config_sha256", "9c1e2a77d0b4c1f3e8a6b5d4c3b2a1908f7e6d5c4b3a29181716151413121110"},
+        {"compiler", "gcc (GCC) 15.2.0"},
+        {"linker", "GNU ld (GNU Binutils) 2.44"},
+        {"patches", patches},
+        {"bzimage_sha256", image},
+        {"build_seconds", 512.4}};
   };
   json patch = {{"file", "v2-btrfs-inline-buffer.patch"},
                 {"sha256", "5ec741be5a89d6dae0c0608cc036512770b55d6a49e9b576b4aa3115ebfdffd3"},
-                {"subject", "[PATCH v2] btrfs: replace writeback inhibition xarray with a fixed "
-                            "inline buffer"},
+                {"subject",
+                 "[PATCH v2] btrfs: replace writeback inhibition xarray with a fixed "
+                 "inline buffer"},
                 {"author", "Leo Martins <loemra.dev@gmail.com>"},
                 {"date", "Tue, 14 Jul 2026 10:02:41 -0700"},
                 {"message_id", "20260714170241.1234567-1-loemra.dev@gmail.com"}};
@@ -86,17 +91,22 @@ inline evidence::Bundle make_sample_bundle() {
       {"patched", build("7.1.0-ks", json::array({patch}),
                         "1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd")},
       {"audit",
-       {{{"field", "source_sha256"}, {"status", "PASS"},
+       {{{"field", "source_sha256"},
+         {"status", "PASS"},
          {"control", "f9a48549a15aa369d42cebc08a6a72b71a53d547f9a48549a15aa369d42cebc0"},
          {"patched", "f9a48549a15aa369d42cebc08a6a72b71a53d547f9a48549a15aa369d42cebc0"}},
-        {{"field", "config_sha256"}, {"status", "PASS"},
+        {{"field", "config_sha256"},
+         {"status", "PASS"},
          {"control", "9c1e2a77d0b4c1f3e8a6b5d4c3b2a1908f7e6d5c4b3a29181716151413121110"},
          {"patched", "9c1e2a77d0b4c1f3e8a6b5d4c3b2a1908f7e6d5c4b3a29181716151413121110"}},
-        {{"field", "compiler"}, {"status", "PASS"}, {"control", "gcc (GCC) 15.2.0"},
+        {{"field", "compiler"},
+         {"status", "PASS"},
+         {"control", "gcc (GCC) 15.2.0"},
          {"patched", "gcc (GCC) 15.2.0"}},
-        {{"field", "kbuild_timestamp"}, {"status", "PASS"}, {"control", "@0"},
-         {"patched", "@0"}},
-        {{"field", "patches"}, {"status", "PASS"}, {"control", "(none)"},
+        {{"field", "kbuild_timestamp"}, {"status", "PASS"}, {"control", "@0"}, {"patched", "@0"}},
+        {{"field", "patches"},
+         {"status", "PASS"},
+         {"control", "(none)"},
          {"patched", "5ec741be5a89d6dae0c0608cc036512770b55d6a49e9b576b4aa3115ebfdffd3"},
          {"note", "expected to differ"}}}}};
 
@@ -111,21 +121,35 @@ inline evidence::Bundle make_sample_bundle() {
     p.started_at = "2026-07-16T17:1" + std::to_string(id) + ":00Z";
     p.seconds = 41.5;
     p.log = "points/0" + std::to_string(id) + "-" + p.arm + "/console.log";
-    p.storage = {{"kind", "brd"}, {"device", "/dev/ram0"}, {"size_mib", 1024},
-                 {"mkfs_options", json::array()}, {"mount_options", json::array()}};
-    p.environment = {{"clocksource", "tsc"}, {"pinned_cpu", 2}, {"preempt", "none"},
-                     {"governor", "performance"}, {"virtualization", "kvm"}};
+    p.storage = {{"kind", "brd"},
+                 {"device", "/dev/ram0"},
+                 {"size_mib", 1024},
+                 {"mkfs_options", json::array()},
+                 {"mount_options", json::array()}};
+    p.environment = {{"clocksource", "tsc"},
+                     {"pinned_cpu", 2},
+                     {"preempt", "none"},
+                     {"governor", "performance"},
+                     {"virtualization", "kvm"}};
     p.health = {{"findings", json::array()}, {"scanned_lines", 812}};
     p.direct_hit = json::array();
     b.points.push_back(p);
   }
-  b.points[1].direct_hit = {
-      {{"function", "btrfs_remap_file_range"}, {"available", true}, {"filtered", true},
-       {"calls", 2000}, {"required", true}},
-      {{"function", "btrfs_inhibit_eb_writeback"}, {"available", true}, {"filtered", true},
-       {"calls", 7473}, {"required", true}},
-      {{"function", "btrfs_uninhibit_all_eb_writeback"}, {"available", true},
-       {"filtered", true}, {"calls", 2033}, {"required", false}}};
+  b.points[1].direct_hit = {{{"function", "btrfs_remap_file_range"},
+                             {"available", true},
+                             {"filtered", true},
+                             {"calls", 2000},
+                             {"required", true}},
+                            {{"function", "btrfs_inhibit_eb_writeback"},
+                             {"available", true},
+                             {"filtered", true},
+                             {"calls", 7473},
+                             {"required", true}},
+                            {{"function", "btrfs_uninhibit_all_eb_writeback"},
+                             {"available", true},
+                             {"filtered", true},
+                             {"calls", 2033},
+                             {"required", false}}};
 
   evidence::Analysis a;
   a.scheme = "screen";
@@ -165,8 +189,16 @@ inline evidence::Bundle make_sample_bundle() {
     wa.ratio_ci = evidence::Interval{ratio, ratio - 0.011, ratio + 0.011, 0.95};
     wa.ratio_ci90 = evidence::Interval{ratio, ratio - 0.009, ratio + 0.009, 0.90};
     wa.hodges_lehmann = evidence::Interval{ratio - 0.001, ratio - 0.012, ratio + 0.010, 0.95};
-    wa.mann_whitney_p = 1.2e-6;
-    wa.p_holm = 2.4e-6;
+    wa.bootstrap_ci = evidence::Interval{ratio, ratio - 0.004, ratio + 0.004, 0.95};
+    wa.t_test_p = 0.012;
+    wa.degrees_of_freedom = 1;
+    wa.mann_whitney_p = 0.667;
+    wa.mann_whitney_method = "exact";
+    wa.notes = {
+        "1 patched and 2 control point(s): the interval rests on 1 degree(s) of "
+        "freedom of boot-to-boot noise, assumed equal in both arms; the confirm scheme "
+        "gives a firmer claim"};
+    wa.p_holm = 0.024;
     wa.within_point_sd_pct = 0.48;
     wa.between_point_sd_pct = 0.31;
     wa.mde_pct = 0.8;
@@ -175,9 +207,9 @@ inline evidence::Bundle make_sample_bundle() {
     wa.material = true;
     a.workloads.push_back(wa);
     a.gates.push_back({"semantic", w.id, true, "45 rows, expected_match_ratio=100"});
-    a.gates.push_back({"drift", w.id, true,
-                       "control drift " + std::to_string(wa.drift_pct).substr(0, 5) +
-                           "% within the 5% bound"});
+    a.gates.push_back(
+        {"drift", w.id, true,
+         "control drift " + std::to_string(wa.drift_pct).substr(0, 5) + "% within the 5% bound"});
   }
   a.gates.push_back({"kernel_health", "experiment", true, "no WARNING/BUG/Oops in 3 points"});
   a.gates.push_back({"direct_hit", "2", true, "every required function was called"});
@@ -242,7 +274,9 @@ inline evidence::Bundle make_confirm_bundle() {
   evidence::Bundle b;
   b.experiment_name = "aa-calibration";
   b.backend = "host";
-  b.machine = {{"cpu_model", "AMD EPYC 7B13"}, {"cores", 2}, {"memory_mib", 24576},
+  b.machine = {{"cpu_model", "AMD EPYC 7B13"},
+               {"cores", 2},
+               {"memory_mib", 24576},
                {"virtualization", "none"}};
   b.plan = {{"scheme", "confirm"}, {"blocks", 6}, {"rounds", 5}, {"seed", 7}};
   const char* order[12] = {"control", "patched", "patched", "control", "control", "patched",
@@ -258,7 +292,9 @@ inline evidence::Bundle make_confirm_bundle() {
     p.status = "ok";
     p.kernel_release = "6.18.0";
     p.environment = {{"clocksource", "tsc"}, {"pinned_cpu", 1}};
-    p.storage = {{"kind", "loop"}, {"size_mib", 1024}, {"mkfs_options", json::array()},
+    p.storage = {{"kind", "loop"},
+                 {"size_mib", 1024},
+                 {"mkfs_options", json::array()},
                  {"mount_options", json::array()}};
     b.points.push_back(p);
     double mean = 5000.0 + 10.0 * id + (p.arm == "patched" ? 3.0 : 0.0);

@@ -69,7 +69,6 @@ TEST_CASE("html: text from the bundle is escaped, nothing is fetched") {
   CHECK_THAT(out, Contains("<h1 class=\"ks-title\">&lt;script&gt;alert(1)&lt;/script&gt;</h1>"));
   CHECK_THAT(out, Contains("&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;"));
   CHECK_THAT(out, Contains("data-workload=\"de&quot;dupe&lt;x&gt;\""));
-
 }
 
 TEST_CASE("html: self-contained, nothing fetched from anywhere") {
@@ -91,5 +90,7 @@ TEST_CASE("html: a confirm run labels its blocks and shows the per-point table")
   CHECK(count_of(out, ">block ") == 6);
   CHECK(count_of(out, "<table class=\"ks-table ks-sandwich\"") == 0);
   CHECK(count_of(out, "<table class=\"ks-table ks-points\"") == 1);
-  CHECK_THAT(out, Contains("<p class=\"ks-verdict ks-v-no_change\">clone: patched vs control: +0.1% ns/op"));
+  CHECK_THAT(
+      out,
+      Contains("<p class=\"ks-verdict ks-v-no_change\">clone: patched vs control: +0.1% ns/op"));
 }

@@ -1,7 +1,6 @@
 // The plain-text report: the 000_* table, sentences and reply block, from a bundle.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "report/report.hpp"
 #include "unit/report/report_test_util.hpp"
@@ -91,6 +90,23 @@ TEST_CASE("text: one verdict line per workload, with CI and MDE when present") {
   CHECK_THAT(out, !Contains("CI") && !Contains("MDE"));
 }
 
+TEST_CASE("text: caveats from the analysis are listed once, scoped when not shared") {
+  auto b = ks::test::make_sample_bundle();
+  b.analysis->workloads[0].notes.push_back("only clone has this caveat");
+  auto out = flat(text_of(b));
+  CHECK(ks::test::count_of(out, "the interval rests on 1 degree(s) of freedom") == 1);
+  CHECK_THAT(out, Contains("Caveats: - 1 patched and 2 control point(s): the interval rests"));
+  CHECK_THAT(out, Contains("- (clone) only clone has this caveat"));
+}
+
+TEST_CASE("text: environment warnings from the bundle are shown") {
+  auto b = ks::test::make_sample_bundle();
+  CHECK_THAT(text_of(b), !Contains("Warnings"));
+  b.extra["warnings"] = {"point 3 differs from point 1 in clocksource: tsc -> hpet"};
+  CHECK_THAT(text_of(b), Contains("Warnings\n--------\n\n- point 3 differs from point 1 in "
+                                  "clocksource: tsc -> hpet\n"));
+}
+
 TEST_CASE("text: the header describes kernels, machine, storage and plan") {
   auto out = flat(text_of(ks::test::make_sample_bundle()));
   CHECK_THAT(out, Contains("Kernels: 7.1.0-ks (every arm)"));
@@ -100,7 +116,8 @@ TEST_CASE("text: the header describes kernels, machine, storage and plan") {
   CHECK_THAT(out, Contains("Storage: brd 1024 MiB (/dev/ram0), fresh btrfs per point"));
   CHECK_THAT(out, Contains("Plan: screen: control -> patched -> control, 15 rounds x 10,000 ops, "
                            "0 warm-up rounds"));
-  CHECK_THAT(out, Contains("sha256 5ec741be5a89d6dae0c0608cc036512770b55d6a49e9b576b4aa3115ebfdffd3"));
+  CHECK_THAT(out,
+             Contains("sha256 5ec741be5a89d6dae0c0608cc036512770b55d6a49e9b576b4aa3115ebfdffd3"));
 }
 
 TEST_CASE("text: failed gates are listed with their detail, passing ones summarised") {
@@ -157,9 +174,10 @@ TEST_CASE("text: the matched-build audit table shortens hashes") {
 TEST_CASE("text: direct hits are counted like the 000 thread's sentence") {
   auto b = ks::test::make_sample_bundle();
   auto out = text_of(b);
-  CHECK_THAT(flat(out), Contains("Point 2 (patched) observed 2,000 calls to btrfs_remap_file_range, "
-                                 "7,473 to btrfs_inhibit_eb_writeback, and 2,033 to "
-                                 "btrfs_uninhibit_all_eb_writeback."));
+  CHECK_THAT(flat(out),
+             Contains("Point 2 (patched) observed 2,000 calls to btrfs_remap_file_range, "
+                      "7,473 to btrfs_inhibit_eb_writeback, and 2,033 to "
+                      "btrfs_uninhibit_all_eb_writeback."));
   CHECK_THAT(line_starting(out, "    2   patched   btrfs_inhibit_eb_writeback"), Contains("7,473"));
 
   b.points[1].direct_hit[0]["calls"] = 0;
@@ -182,12 +200,14 @@ TEST_CASE("text: one health line per point") {
 TEST_CASE("text: the reply block quotes the patch and adds Tested-by only when asked and valid") {
   auto b = ks::test::make_sample_bundle();
   auto without = text_of(b);
-  CHECK_THAT(without, Contains("--- reply ---\nOn Tue, 14 Jul 2026 10:02:41 -0700, Leo Martins wrote:\n"
-                               "> Subject: [PATCH v2] btrfs: replace writeback inhibition xarray "
-                               "with a fixed inline buffer\n"
-                               "> Message-ID: <20260714170241.1234567-1-loemra.dev@gmail.com>\n"));
+  CHECK_THAT(without,
+             Contains("--- reply ---\nOn Tue, 14 Jul 2026 10:02:41 -0700, Leo Martins wrote:\n"
+                      "> Subject: [PATCH v2] btrfs: replace writeback inhibition xarray "
+                      "with a fixed inline buffer\n"
+                      "> Message-ID: <20260714170241.1234567-1-loemra.dev@gmail.com>\n"));
   auto reply = flat(without.substr(without.find("--- reply ---")));
-  CHECK_THAT(reply, Contains("clone -27.0% ns/op (95% CI -28.1% .. -25.9%, a material improvement)"));
+  CHECK_THAT(reply,
+             Contains("clone -27.0% ns/op (95% CI -28.1% .. -25.9%, a material improvement)"));
   CHECK_THAT(reply, Contains("Verdict: IMPROVEMENT."));
   CHECK_THAT(without, !Contains("Tested-by:"));
 
@@ -218,7 +238,8 @@ TEST_CASE("text: one quote per patch of a series; no reply without a Message-ID"
 
 TEST_CASE("text: plain ASCII, prose within 80 columns, ends with the verdict then the reply") {
   auto out = text_of(ks::test::make_sample_bundle(), "Jane Doe <jane@example.org>");
-  CHECK(std::count_if(out.begin(), out.end(), [](char c) { return static_cast<unsigned char>(c) > 127; }) == 0);
+  CHECK(std::count_if(out.begin(), out.end(),
+                      [](char c) { return static_cast<unsigned char>(c) > 127; }) == 0);
   for (auto& line : lines_of(out)) {
     bool table = line.find("   ") != std::string::npos;  // columns are 3 spaces apart
     bool quote = line.rfind("> ", 0) == 0;
@@ -249,7 +270,8 @@ TEST_CASE("text: a confirm run prints the per-point table instead of the sandwic
   CHECK_THAT(out, !Contains("control A"));
   auto header = line_starting(out, "point   block   arm");
   CHECK_THAT(header, Contains("mean") && Contains("stddev") && Contains("n"));
-  CHECK_THAT(line_starting(out, "   12       6   patched"), Contains("5123.000") && Contains("6.325"));
+  CHECK_THAT(line_starting(out, "   12       6   patched"),
+             Contains("5123.000") && Contains("6.325"));
   CHECK_THAT(flat(out), Contains("confirm: 6 blocks in seeded order CP PC CP PC CP CP"));
   CHECK_THAT(flat(out), Contains("clone: patched vs control: +0.1% ns/op (95% CI -0.5% .. +0.6%), "
                                  "NO_CHANGE, MDE 1.4%"));
@@ -257,8 +279,7 @@ TEST_CASE("text: a confirm run prints the per-point table instead of the sandwic
 
 TEST_CASE("report: a sparse or odd bundle renders without throwing") {
   ks::evidence::Bundle empty;
-  for (auto format : {"text", "markdown", "html"})
-    CHECK_NOTHROW(ks::report::render(empty, format));
+  for (auto format : {"text", "markdown", "html"}) CHECK_NOTHROW(ks::report::render(empty, format));
   CHECK_THAT(flat(ks::report::text(empty)), Contains("no analysis yet: 0 rows from 0 points"));
 
   auto b = ks::test::make_sample_bundle();
