@@ -611,7 +611,11 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     throw UserError("kernel build failed for arm " + in.arm + " (make " + how + " after " +
                         Progress::format_duration(make.result.seconds) + "):\n" +
                         failure_excerpt(make.result.out),
-                    "full log: " + kept.string() + "; nothing was cached");
+                    std::string(make.result.timed_out
+                                    ? "the machine is slow or busy: allow more time "
+                                      "(--make-timeout); "
+                                    : "") +
+                        "full log: " + kept.string() + "; nothing was cached");
   }
 
   auto release = trim(read_file(objdir / "include/config/kernel.release"));

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -36,6 +37,7 @@ struct BuildArgs {
   std::string cache;
   std::vector<std::string> make_variables;
   int jobs = 0;
+  int make_timeout_min = 60;
   bool no_ccache = false;
   bool preflight = false;
   bool json = false;
@@ -153,6 +155,9 @@ void set_build_command(CLI::App& app) {
                   "extra make variable for every arm, e.g. KCFLAGS=-O3 (repeatable; recorded "
                   "and audited)");
   cmd->add_option("--jobs,-j", args->jobs, "make -j (default: online CPUs)");
+  cmd->add_option("--make-timeout", args->make_timeout_min,
+                  "minutes one make may take before it is stopped (default 60)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-ccache", args->no_ccache, "do not use ccache");
   cmd->add_flag("--preflight", args->preflight,
                 "check source, config and patches without compiling");
@@ -193,6 +198,7 @@ void set_build_command(CLI::App& app) {
     if (!args->cache.empty()) base.cache_root = args->cache;
     base.make_variables = args->make_variables;
     base.jobs = args->jobs;
+    base.make_timeout = std::chrono::minutes(args->make_timeout_min);
     base.use_ccache = !args->no_ccache;
 
     std::vector<std::string> arms = {args->arm};
