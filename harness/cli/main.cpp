@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
       "control -> patched -> control sandwich and writes a JSON evidence bundle and a report.\n\n"
       "Exit codes: 0 success; 1 the experiment ran and the verdict is a material REGRESSION\n"
       "(so CI can gate on it); 2 bad input or environment (nothing touched); 3 a point\n"
-      "failed (boot, workload or semantic check) - the bundle is still written."};
+      "failed or a gate failed (boot, workload, semantic check, drift, kernel health,\n"
+      "direct hit): the verdict is INVALID and the bundle is still written."};
   app.set_version_flag("--version", std::string("ksandwich ") + KSANDWICH_VERSION + " (" +
                                         KSANDWICH_GIT_REVISION + ")");
   app.require_subcommand(1);

@@ -92,7 +92,7 @@ TEST_CASE("bad input is one line that says what is wrong", "[agent][options]") {
   require_bad({"fio", "--dir", "d"}, {"--job", "required"});
 }
 
-TEST_CASE("--version and --help print and exit", "[agent][options]") {
+TEST_CASE("the version and help options print and exit", "[agent][options]") {
   auto r = parse({"--version"});
   CHECK(r.action == Action::PrintAndExit);
   CHECK(r.message == "ksandwich-agent 9.9 (test)\n");
