@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "machine/doctor.hpp"
+#include "trace/function_counter.hpp"
 
 namespace ks::cli {
 
@@ -14,6 +15,14 @@ void set_doctor_command(CLI::App& app, Context& context) {
   cmd->add_flag("--json", *as_json, "print the checks as JSON");
   cmd->callback([as_json, &context] {
     auto checks = machine::doctor_checks();
+    // Whether calls can really be counted: a locked-down kernel lists the function tracer
+    // but refuses to trace (EPERM), so the probe reads what counting needs.
+    auto tracing = trace::probe_tracing();
+    bool can_count = tracing.method != trace::kNoTracing;
+    checks.push_back({"ftrace call counting", can_count, false,
+                      can_count ? tracing.method + " in " + tracing.tracefs : tracing.reason,
+                      "direct hits on the host need a kernel that allows tracing (no lockdown); "
+                      "the qemu backend's kernels count in the guest"});
     bool ready = true;
     for (auto& c : checks) ready = ready && (c.ok || !c.required);
     if (*as_json) {

@@ -46,11 +46,6 @@ std::vector<Check> doctor_checks() {
                     "modprobe loop"});
   checks.push_back(program("losetup", "losetup", false));
 
-  auto tracefs = tracefs_dir();
-  bool function_tracer = tracefs && read_file_contains(*tracefs + "/available_tracers", "function");
-  checks.push_back({"ftrace function tracer", function_tracer, false,
-                    tracefs ? *tracefs : "tracefs not mounted",
-                    "mount -t tracefs nodev /sys/kernel/tracing (needs CONFIG_FUNCTION_TRACER)"});
   auto preempt = preemption_mode();
   checks.push_back({"preemption mode readable", preempt.has_value(), false,
                     preempt ? *preempt : "/sys/kernel/debug/sched/preempt unreadable",

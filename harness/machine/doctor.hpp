@@ -13,6 +13,7 @@ struct Check {
   std::string fix;        // what to do when it is missing
 };
 
+// The machine's checks (tracing is checked by the caller with trace::probe_tracing).
 std::vector<Check> doctor_checks();
 
 }  // namespace ks::machine

@@ -97,12 +97,6 @@ bool have_filesystem(const std::string& name) {
   return false;
 }
 
-std::optional<std::string> tracefs_dir() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (access((std::string(dir) + "/available_filter_functions").c_str(), R_OK) == 0) return dir;
-  return std::nullopt;
-}
-
 json describe_host() {
   return {{"cpu_model", cpu_model()},
           {"cores", std::thread::hardware_concurrency()},

@@ -21,7 +21,6 @@ std::string kernel_release();
 bool have_kvm();         // /dev/kvm exists and can be opened read-write
 bool have_io_uring();    // io_uring_setup works for this process
 bool have_filesystem(const std::string& name);  // listed in /proc/filesystems
-std::optional<std::string> tracefs_dir();        // mounted tracefs, if any
 
 // Fields of two environments that should be equal between points but are not:
 // "governor: performance vs powersave". Pure.
