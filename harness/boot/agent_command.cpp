@@ -1,6 +1,27 @@
+#include <algorithm>
+
 #include "boot/backend.hpp"
 
 namespace ks::boot {
+
+std::vector<trace::Target> direct_hit_targets(const experiment::Experiment& e, const std::string& arm) {
+  std::vector<trace::Target> targets;
+  for (auto& d : e.direct_hits)
+    if (d.arms.empty() || std::find(d.arms.begin(), d.arms.end(), arm) != d.arms.end())
+      targets.push_back({d.function, d.required});
+  return targets;
+}
+
+experiment::Experiment direct_hit_pass(experiment::Experiment e) {
+  e.rounds = 1;
+  e.warmup_rounds = 0;
+  for (auto& w : e.workloads) {
+    w.ops = std::min<uint64_t>(w.ops, 1000);
+    w.runtime_s = std::min(w.runtime_s, 1.0);
+    w.size_mib = std::min<uint64_t>(w.size_mib, 64);
+  }
+  return e;
+}
 
 std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
                                     const experiment::Experiment& e, const std::string& dir,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiment/experiment.hpp"
+#include "trace/direct_hit.hpp"
 
 namespace ks::boot {
 
@@ -46,12 +47,13 @@ class Backend {
   // Never throws for a point that failed (that is data); throws Interrupted on Ctrl-C and
   // UserError for bad input found only now.
   virtual PointResult run_point(const PointContext& context) = 0;
+  // What run_point would do, as commands a reader can check, touching nothing (--dry-run).
+  virtual std::string describe_point(const PointContext& context) const = 0;
 };
 
 struct BackendOptions {
   fs::path agent;        // ksandwich-agent binary
   fs::path fio_jobs_dir; // workloads/fio
-  bool dry_run = false;
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
@@ -60,5 +62,12 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
 std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
                                     const experiment::Experiment& e, const std::string& dir,
                                     const std::string& fio_jobs_dir);
+
+// The functions the experiment asks to count on ARM's kernel.
+std::vector<trace::Target> direct_hit_targets(const experiment::Experiment& e, const std::string& arm);
+
+// The direct-hit pass runs after the timed rounds, never during them, and is short: the
+// same workloads for one round of at most 1,000 operations or one second.
+experiment::Experiment direct_hit_pass(experiment::Experiment e);
 
 }  // namespace ks::boot

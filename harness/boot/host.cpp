@@ -63,26 +63,6 @@ std::vector<json> parse_agent_lines(const std::string& out) {
 }
 
 // The functions the experiment wants counted on this arm.
-std::vector<trace::Target> direct_hit_targets(const experiment::Experiment& e, const std::string& arm) {
-  std::vector<trace::Target> targets;
-  for (auto& d : e.direct_hits)
-    if (d.arms.empty() || std::find(d.arms.begin(), d.arms.end(), arm) != d.arms.end())
-      targets.push_back({d.function, d.required});
-  return targets;
-}
-
-// The direct-hit pass is short: one round, at most 1,000 operations or one second.
-experiment::Experiment direct_hit_pass(experiment::Experiment e) {
-  e.rounds = 1;
-  e.warmup_rounds = 0;
-  for (auto& w : e.workloads) {
-    w.ops = std::min<uint64_t>(w.ops, 1000);
-    w.runtime_s = std::min(w.runtime_s, 1.0);
-    w.size_mib = std::min<uint64_t>(w.size_mib, 64);
-  }
-  return e;
-}
-
 }  // namespace
 
 HostBackend::HostBackend(BackendOptions options) : options_(std::move(options)) {}
@@ -91,6 +71,16 @@ json HostBackend::machine() {
   json m = machine::describe_host();
   m["virtualization"] = "none";  // the workload runs on this kernel, no guest
   return m;
+}
+
+std::string HostBackend::describe_point(const PointContext& ctx) const {
+  const auto& e = ctx.experiment;
+  std::string text = "# a fresh btrfs on " + e.storage.kind + " (" + std::to_string(e.storage.size_mib) +
+                     " MiB), mounted at <mnt>; then:\n";
+  for (auto& w : e.workloads)
+    text += "$ " + join(agent_argv(options_.agent.string(), w, e, "<mnt>/" + w.id(),
+                                   options_.fio_jobs_dir.string()), " ") + "\n";
+  return text;
 }
 
 PointResult HostBackend::run_point(const PointContext& ctx) {

@@ -9,6 +9,8 @@ class HostBackend : public Backend {
   std::string name() const override { return "host"; }
   nlohmann::json machine() override;
   PointResult run_point(const PointContext& context) override;
+  // The agent's command per workload, the mount point shown as <mnt>.
+  std::string describe_point(const PointContext& context) const override;
 
  private:
   BackendOptions options_;

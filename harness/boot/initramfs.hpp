@@ -12,8 +12,10 @@ namespace ks::boot {
 
 namespace fs = std::filesystem;
 
+inline constexpr const char* kBusybox = "/bin/busybox";  // Debian's busybox-static
+
 struct InitramfsSpec {
-  fs::path busybox = "/bin/busybox";  // static (Debian's busybox-static); applets as symlinks
+  fs::path busybox = kBusybox;        // static; applets as symlinks
   fs::path agent;                     // static ksandwich-agent -> /usr/bin/ksandwich-agent
   std::vector<fs::path> programs;     // host paths of dynamic programs, copied to the same path
   fs::path fio_jobs_dir;              // *.fio -> /ksandwich/fio/ (skipped when empty)

@@ -13,6 +13,7 @@
 
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
+#include "trace/kernel_log.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
@@ -180,6 +181,14 @@ GuestStorage guest_storage(const experiment::Storage& storage) {
                   "(an emulated drive backed by a file)");
 }
 
+void check_guest_fits(const experiment::Experiment& e) {
+  auto storage = guest_storage(e.storage);
+  require(storage.kind != "brd" || e.storage.size_mib + kGuestHeadroomMib <= e.qemu.memory_mib,
+          "a brd of " + std::to_string(e.storage.size_mib) + " MiB does not fit in a guest of " +
+              std::to_string(e.qemu.memory_mib) + " MiB",
+          "raise qemu.memory_mib to at least storage.size_mib + " + std::to_string(kGuestHeadroomMib));
+}
+
 std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm& arm) {
   // random.trust_cpu=on seeds the CRNG from RDRAND at boot: the guest has no other entropy,
   // and without it mkfs.btrfs (libuuid's getrandom) waits ~6 s under TCG on every point.
@@ -226,6 +235,18 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
     auto argv = agent_argv(kGuestAgent, w, in_guest, kGuestMount + "/" + w.id(), kGuestFioJobs);
     plan += "  run_workload " + shell_quote(w.id()) + " " + shell_line(argv) + "\n";
   }
+  plan += "}\n\n";
+
+  std::vector<std::string> functions;
+  for (auto& t : direct_hit_targets(e, arm.name)) functions.push_back(t.function);
+  plan += "KS_TRACE_FUNCTIONS=" + shell_quote(join(functions, " ")) + "\n"
+          "ks_direct_hit_pass() {\n";
+  auto pass = direct_hit_pass(in_guest);
+  for (auto& w : pass.workloads) {
+    auto id = w.id() + "-direct-hit";
+    auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + id, kGuestFioJobs);
+    plan += "  run_pass " + shell_quote(id) + " " + shell_line(argv) + "\n";
+  }
   return plan + "}\n";
 }
 
@@ -234,6 +255,7 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
 GuestReport parse_guest_results(std::string_view text) {
   GuestReport report;
   std::string workload;  // the agent's lines belong to the last "workload" record
+  std::string trace_file;  // the tracefs file the last "trace_text" record came from
   for (auto& line : split(text, '\n')) {
     if (trim(line).empty()) continue;
     json j;
@@ -257,6 +279,25 @@ GuestReport parse_guest_results(std::string_view text) {
       if (!report.agent_start_uptime_s) report.agent_start_uptime_s = number_field(j, "uptime_s");
     } else if (type == "workload_exit") {
       workload.clear();
+    } else if (type == "trace") {
+      if (!report.trace) report.trace.emplace();
+      report.trace->method = string_field(j, "method");
+      report.trace->failure = string_field(j, "failure");
+    } else if (type == "text") {  // one line of a file the guest read
+      auto file = string_field(j, "file");
+      auto text = string_field(j, "text") + "\n";
+      if (file == "dmesg") {
+        report.kernel_log = report.kernel_log.value_or("") + text;
+        continue;
+      }
+      if (!report.trace) report.trace.emplace();
+      if (file == "available_filter_functions") report.trace->available_filter_functions += text;
+      else if (file == "set_ftrace_filter") report.trace->set_ftrace_filter += text;
+      else if (starts_with(file, "function")) {  // trace_stat/function<cpu>, one text per CPU
+        if (file != trace_file) report.trace->profile_stats.emplace_back();
+        report.trace->profile_stats.back() += text;
+      }
+      trace_file = file;
     } else if (type == "exit") {
       auto status = j.find("status");
       report.exit_status = status != j.end() && status->is_number_integer() ? status->get<int>() : -1;
@@ -406,22 +447,12 @@ const Initramfs& QemuBackend::initramfs_for(const PointContext& ctx, const std::
 PointResult QemuBackend::run_point(const PointContext& ctx) {
   const auto& e = ctx.experiment;
   auto storage = guest_storage(e.storage);
-  if (options_.dry_run) {  // before the checks: the kernel may not be built yet
-    std::fputs(describe_point(ctx).c_str(), stdout);
-    PointResult dry;
-    dry.status = "failed";
-    dry.failure = "dry run: nothing was run";
-    return dry;
-  }
   require(ctx.kernel_image.has_value(), "the qemu backend needs the kernel image of arm " + ctx.arm.name,
           "build the arm's kernel first (ksandwich build)");
   require(fs::is_regular_file(*ctx.kernel_image), "kernel image " + ctx.kernel_image->string() + " does not exist",
           "build the arm's kernel first (ksandwich build)");
   require(proc::have_program(kQemu), kQemu + " not found", "apt-get install qemu-system-x86");
-  require(storage.kind != "brd" || e.storage.size_mib + kGuestHeadroomMib <= e.qemu.memory_mib,
-          "a brd of " + std::to_string(e.storage.size_mib) + " MiB does not fit in a guest of " +
-              std::to_string(e.qemu.memory_mib) + " MiB",
-          "raise qemu.memory_mib to at least storage.size_mib + " + std::to_string(kGuestHeadroomMib));
+  check_guest_fits(e);
 
   auto plan = guest_plan(e, ctx.arm);
   const Initramfs& initramfs = initramfs_for(ctx, plan);
@@ -503,8 +534,20 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   if (nvme) storage_json["backing_file"] = nvme->path().string();
   result.storage = storage_json;
 
-  result.health = {{"console_findings", console_findings(guest.console)},
-                   {"unreadable_result_lines", report.unreadable_lines}};
+  // Kernel health from the guest's own dmesg (not the console, where mkfs and the agent
+  // also write). A guest that died before sending it is a failed point anyway.
+  if (report.kernel_log) {
+    result.health = trace::kernel_health("", trace::split_log_lines(*report.kernel_log));
+  } else {
+    result.health = {{"error", "the guest sent no kernel log"}};
+  }
+  result.health["console_findings"] = console_findings(guest.console);
+  result.health["unreadable_result_lines"] = report.unreadable_lines;
+  if (auto targets = direct_hit_targets(e, ctx.arm.name); !targets.empty()) {
+    trace::TraceCapture capture;
+    capture.failure = "the guest sent no direct-hit records (the point ended before the pass)";
+    result.direct_hit = trace::to_json(trace::count_calls(targets, report.trace.value_or(capture)));
+  }
   if (auto failure = guest_failure(guest)) {
     result.status = "failed";
     result.failure = *failure;

@@ -52,13 +52,18 @@ struct GuestStorage {
 };
 GuestStorage guest_storage(const experiment::Storage& storage);
 
+// Throws UserError when the guest cannot hold the experiment's storage: a kind other than
+// brd or nvme, or a brd larger than the guest's memory leaves room for.
+void check_guest_fits(const experiment::Experiment& e);
+
 // The kernel command line: console on ttyS0, panic=-1 (a panic ends QEMU through
 // -no-reboot), preempt=none, random.trust_cpu=on, the brd size, then the arm's own words
 // (last wins).
 std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm& arm);
 
-// /ksandwich/plan.sh: the device, mkfs and mount options, and one agent argv per workload,
-// built by agent_argv with paths inside the guest. Every word single-quoted.
+// /ksandwich/plan.sh: the device, mkfs and mount options, one agent argv per workload
+// built by agent_argv with paths inside the guest, and the direct-hit pass: the functions
+// to count on this arm and the short workloads to count them over. Every word single-quoted.
 std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm);
 
 // The CPU the agent pins itself to inside the guest: the last vCPU when the experiment
@@ -80,6 +85,10 @@ struct GuestReport {
   std::string exit_reason;
   std::optional<double> agent_start_uptime_s;  // guest uptime when the first agent started
   std::optional<double> exit_uptime_s;
+  // The direct-hit pass: tracefs texts as the guest read them ("text" records) and
+  // the method it used ("trace" record). Absent when the plan traced nothing.
+  std::optional<trace::TraceCapture> trace;
+  std::optional<std::string> kernel_log;  // the guest's dmesg at the end ("text" records)
   int unreadable_lines = 0;  // not JSON (e.g. the last line cut by a kill)
 };
 
@@ -119,9 +128,8 @@ class QemuBackend : public Backend {
   std::string name() const override { return "qemu"; }
   nlohmann::json machine() override;
   PointResult run_point(const PointContext& context) override;
-
-  // The QEMU command and the guest plan of a point, touching nothing (for --dry-run).
-  std::string describe_point(const PointContext& context) const;
+  // The QEMU command and the guest plan of the point.
+  std::string describe_point(const PointContext& context) const override;
 
  private:
   QemuSpec spec_for(const PointContext& context, const fs::path& initrd,

@@ -11,6 +11,9 @@
 #   {"type":"storage",...}        the fresh filesystem as the guest sees it
 #   {"type":"workload","id":...}  the agent's lines for workload ID follow
 #   {"type":"workload_exit",...}  the agent's exit status
+#   {"type":"text","file":F,"text":L}  line L of file F: tracefs texts of the direct-hit
+#                                 pass (counted by the harness), and dmesg before the exit
+#   {"type":"trace","method":...} how the direct-hit pass counted (or why it could not)
 #   {"type":"exit","status":N,"reason":...}  last line; then `reboot -f`
 # With a minimal kernel `poweroff -f` only halts; QEMU runs with -no-reboot, so reboot exits it.
 #
@@ -38,10 +41,20 @@ json_str() {
 
 emit() { printf '%s\n' "$1" >&3; }
 
+# Lines on stdin as "text" records of FILE, in one awk process (a process per line would
+# take seconds under TCG).
+emit_text() {
+  awk -v file="$1" '{
+    gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/[\001-\037]/, "")
+    printf "{\"type\":\"text\",\"file\":\"%s\",\"text\":\"%s\"}\n", file, $0
+  }' >&3
+}
+
 # The last record, then leave: reboot -f makes QEMU (-no-reboot) exit at once. Should the
 # reboot fail, init exits, the kernel panics and panic=-1 with -no-reboot exits QEMU too.
 finish() {
   say "exit $1: $2"
+  dmesg | emit_text dmesg  # the harness scans it for WARNING, BUG, Oops, ...
   emit "{\"type\":\"exit\",\"status\":$1,\"reason\":$(json_str "$2"),\"uptime_s\":$(uptime_s)}"
   sync
   reboot -f
@@ -138,6 +151,42 @@ run_workload() {
   [ "$status" -eq 0 ] || finish "$status" "workload $id: ksandwich-agent exited $status"
 }
 
+# Called by ks_direct_hit_pass (the plan): the same agent, output not kept.
+run_pass() {
+  mkdir -p "/mnt/$1"
+  shift
+  "$@" >/dev/null || say "direct-hit pass: ksandwich-agent exited $?"
+}
+
+# After the timed rounds, never during them: the function profiler counts calls to the
+# plan's functions (and their compiler clones, name.isra.0 ...) during a short pass. The
+# tracefs texts go to the port as read; the harness counts them as it does on the host.
+direct_hits() {
+  t=/sys/kernel/tracing
+  if [ ! -w "$t/function_profile_enabled" ]; then
+    emit "{\"type\":\"trace\",\"method\":\"none\",\"failure\":\"this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs\"}"
+    return
+  fi
+  for f in $KS_TRACE_FUNCTIONS; do
+    grep -E "^$f(\.[a-z_]+\.[0-9]+)*( |\$)" "$t/available_filter_functions"
+  done >/tmp/available
+  emit_text available_filter_functions </tmp/available
+  # None of them exists: nothing to count (an empty filter would trace every function).
+  if [ -s /tmp/available ]; then
+    # One name a write: set_ftrace_filter takes the first name of a write only.
+    cut -d' ' -f1 </tmp/available | while read -r symbol; do echo "$symbol" >>"$t/set_ftrace_filter"; done
+    echo 1 >"$t/function_profile_enabled"  # enabling resets the counts
+    ks_direct_hit_pass
+    echo 0 >"$t/function_profile_enabled"
+    emit_text set_ftrace_filter <"$t/set_ftrace_filter"
+    for stat in "$t"/trace_stat/function[0-9]*; do
+      emit_text "${stat##*/}" <"$stat"
+    done
+  fi
+  emit "{\"type\":\"trace\",\"method\":\"function_profiler\"}"
+}
+
 ks_workloads
+[ -n "$KS_TRACE_FUNCTIONS" ] && direct_hits
 umount /mnt || finish 5 "umount /mnt failed"
 finish 0 "ok"

@@ -150,7 +150,6 @@ TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing
   auto e = experiment(R"({"kind": "nvme", "size_mib": 256})", 1);
   BackendOptions options;
   options.agent = "/nonexistent/ksandwich-agent";
-  options.dry_run = true;
   QemuBackend backend(options);
   const fs::path dir = "/nonexistent-ksandwich-dry-run";
   PointContext ctx{e, e.arms.at("control"), 3, 0, dir, dir / "points/03-control", fs::path("/k/bzImage"), ""};
@@ -159,8 +158,5 @@ TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing
   CHECK(text.find("'-kernel' '/k/bzImage'") != std::string::npos);
   CHECK(text.find("'nvme,serial=ksandwich,drive=nvm'") != std::string::npos);
   CHECK(text.find("KS_DEVICE='/dev/nvme0n1'") != std::string::npos);
-  auto result = backend.run_point(ctx);
-  CHECK(result.status == "failed");
-  CHECK(result.failure == "dry run: nothing was run");
   CHECK_FALSE(fs::exists(dir));
 }
