@@ -507,6 +507,22 @@ fs::path resolve_patch(const std::string& name, const fs::path& repo_dir) {
                   "kernel-patches/");
 }
 
+BuildRequest request_for_arm(const experiment::Experiment& e, const std::string& arm,
+                             const fs::path& repo_dir, const fs::path& experiment_dir) {
+  BuildRequest r;
+  r.arm = arm;
+  r.source = e.source;
+  r.config = e.config;
+  r.repo_dir = repo_dir;
+  for (auto& name : e.arms.at(arm).patches) {
+    auto beside = experiment_dir / name;
+    bool found_beside = !experiment_dir.empty() && fs::path(name).is_relative() &&
+                        fs::is_regular_file(beside);
+    r.patches.push_back(found_beside ? fs::absolute(beside).string() : name);
+  }
+  return r;
+}
+
 std::optional<BuiltKernel> find_cached(const BuildRequest& request) {
   auto started = Clock::now();
   auto in = gather(request, Progress::silent());

@@ -88,6 +88,12 @@ nlohmann::json preflight(const BuildRequest& request, const Progress& progress);
 // The finished build for REQUEST if the cache holds it; never builds.
 std::optional<BuiltKernel> find_cached(const BuildRequest& request);
 
+// The request for ARM of an experiment: its source, config and the arm's patches. A
+// relative patch path is looked up next to the experiment file first (experiment_dir,
+// when known), then as resolve_patch does.
+BuildRequest request_for_arm(const experiment::Experiment& e, const std::string& arm,
+                             const fs::path& repo_dir, const fs::path& experiment_dir = {});
+
 // Where a fragment / patch name points: an existing path, else configs/kernel/NAME
 // (+ ".config") / kernel-patches/NAME under repo_dir. Throws UserError when none exists.
 fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir);

@@ -116,14 +116,6 @@ void print_audit(const json& control, const json& patched) {
                cut(l.row.patched), l.note.empty() ? "" : "  (" + l.note + ")");
 }
 
-// Relative patch names in an experiment are looked up next to the experiment first.
-std::string next_to(const fs::path& experiment, const std::string& name) {
-  auto candidate = experiment.parent_path() / name;
-  if (!fs::path(name).is_absolute() && fs::is_regular_file(candidate))
-    return fs::absolute(candidate).string();
-  return name;
-}
-
 }  // namespace
 
 void set_build_command(CLI::App& app) {
@@ -172,12 +164,13 @@ void set_build_command(CLI::App& app) {
     if (!args->experiment.empty()) {
       fs::path file = args->experiment;
       if (!fs::is_regular_file(file))
-        throw ks::UserError("experiment file not found: " + args->experiment);
+        throw ks::UserError("experiment file not found: " + args->experiment,
+                            "pass the path of an experiment, e.g. configs/experiments/default.json");
       auto e = ks::experiment::parse_text(ks::read_file(file), file.string());
       base.source = e.source;
       base.config = e.config;
       for (auto& [name, arm] : e.arms) {
-        for (auto& p : arm.patches) arm_patches[name].push_back(next_to(file, p));
+        arm_patches[name] = ks::build::request_for_arm(e, name, base.repo_dir, file.parent_path()).patches;
         if (name != "control") arm_order.push_back(name);
       }
       if (e.arms.count("control")) arm_order.insert(arm_order.begin(), "control");

@@ -1,4 +1,5 @@
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/kernels.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -83,6 +84,8 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
     if (p.direct_hit.is_array() && !p.direct_hit.empty())
       for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit)) point_gates.push_back(g);
   }
+  // The kernels differ by the patch and nothing else, or the comparison is not fair.
+  if (auto g = matched_build_gate(b.builds)) point_gates.push_back(*g);
   return analysis::analyze(b.points, b.rows, specs, opts, point_gates);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unistd.h>
 
+#include "boot/qemu.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
 #include "storage/storage.hpp"
@@ -67,6 +68,13 @@ void preflight(const experiment::Experiment& e, const RunOptions& options) {
     }
     if (e.storage.kind == "device") storage::guard_device(e.storage.device, e.storage.allow_overwrite);
     else storage::resolve_kind(e.storage.kind);  // throws when the kind is not available
+  }
+  if (e.backend == "qemu") {
+    need_program("qemu-system-x86_64", "to boot the kernels");
+    need_program("mkfs.btrfs", "inside the guest (it is copied into the initramfs)");
+    if (!fs::exists(boot::kBusybox))
+      throw UserError(std::string(boot::kBusybox) + " is missing; the guest's shell and tools are busybox", kSetupHint);
+    boot::check_guest_fits(e);  // brd or nvme, and a brd that fits in the guest's memory
   }
 }
 

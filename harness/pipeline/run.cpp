@@ -10,6 +10,7 @@
 #include "experiment/experiment.hpp"
 #include "machine/machine.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/kernels.hpp"
 #include "pipeline/preflight.hpp"
 #include "pipeline/records.hpp"
 #include "proc/runner.hpp"
@@ -101,17 +102,61 @@ evidence::Bundle load_for_resume(const fs::path& dir) {
   return load_bundle(path);
 }
 
+boot::PointContext point_context(const experiment::Experiment& e, const experiment::PlannedPoint& p,
+                                 const fs::path& out_dir, const RunKernels& kernels) {
+  boot::PointContext ctx{e, e.arms.at(p.arm), p.index, p.block, out_dir,
+                         out_dir / fmt::format("points/{:02d}-{}", p.index, p.arm), std::nullopt, ""};
+  if (auto it = kernels.by_arm.find(p.arm); it != kernels.by_arm.end()) {
+    ctx.kernel_image = it->second.bzimage;
+    ctx.kernel_release = it->second.kernel_release;
+  }
+  return ctx;
+}
+
 void print_dry_run(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan,
-                   const RunOptions& o) {
+                   const boot::Backend& backend, const RunKernels& kernels, const fs::path& out_dir) {
   std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
               e.backend.c_str(), e.scheme.c_str(), plan.size());
+  if (e.backend == "qemu")
+    for (auto& [arm, spec] : e.arms) {
+      auto it = kernels.by_arm.find(arm);
+      std::printf("kernel %s: %s\n", arm.c_str(),
+                  it == kernels.by_arm.end() ? "not built yet (the run builds it first)"
+                                             : (it->second.kernel_release + ", cached at " +
+                                                it->second.bzimage.string()).c_str());
+    }
   for (auto& p : plan) {
-    std::printf("point %d (block %d): %s\n", p.index, p.block, p.arm.c_str());
-    for (auto& w : e.workloads)
-      std::printf("  %s\n", join(boot::agent_argv(o.agent.string(), w, e, "<mnt>/" + w.id(),
-                                                  (o.repo_dir / "workloads/fio").string()),
-                                 " ").c_str());
+    std::printf("\npoint %d (block %d): %s\n", p.index, p.block, p.arm.c_str());
+    std::fputs(backend.describe_point(point_context(e, p, out_dir, kernels)).c_str(), stdout);
   }
+}
+
+// A resumed run must boot the kernels its finished points booted.
+void check_same_kernels(const json& recorded, const json& now) {
+  for (auto arm : {"control", "patched"}) {
+    auto was = recorded.is_object() && recorded.contains(arm) ? recorded[arm]["bzimage"].value("sha256", "") : "";
+    auto is = now.is_object() && now.contains(arm) ? now[arm]["bzimage"].value("sha256", "") : "";
+    if (!was.empty() && was != is)
+      throw UserError(std::string("cannot resume: the ") + arm + " kernel is not the one the finished points booted (bzImage " +
+                          was.substr(0, 12) + " then, " + is.substr(0, 12) + " now)",
+                      "start a new run with --out NEWDIR");
+  }
+}
+
+// Where the time went, for the report and the time-budget benchmark.
+json timings_json(const evidence::Bundle& b, const RunKernels& kernels, double analysis_seconds) {
+  json points = json::array();
+  for (auto& p : b.points) {
+    json t{{"point", p.id}, {"arm", p.arm}, {"seconds", p.seconds}};
+    if (p.environment.is_object() && p.environment.contains("guest_timeline_s")) {
+      auto& g = p.environment["guest_timeline_s"];
+      t["boot_to_agent_s"] = g["agent_started"];
+      if (g["agent_started"].is_number() && g["exit"].is_number())
+        t["workload_s"] = g["exit"].get<double>() - g["agent_started"].get<double>();
+    }
+    points.push_back(t);
+  }
+  return {{"builds", kernels.timings}, {"points", points}, {"analysis_s", analysis_seconds}};
 }
 
 }  // namespace
@@ -119,33 +164,43 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
 int run(const RunOptions& o) {
   evidence::Bundle bundle;
   experiment::Experiment e;
+  fs::path experiment_dir;
   if (o.resume) {
     bundle = load_for_resume(o.out_dir);
     e = experiment::parse(bundle.experiment);
+    if (bundle.extra.is_object() && bundle.extra.contains("experiment_file"))
+      experiment_dir = fs::path(bundle.extra["experiment_file"].get<std::string>()).parent_path();
   } else {
     if (!fs::exists(o.experiment_file))
       throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
-                      "pass a file such as configs/experiments/host-clone-dedupe.json");
+                      "pass a file such as configs/experiments/default.json");
     e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+    experiment_dir = fs::absolute(o.experiment_file).parent_path();
   }
   auto plan = experiment::plan_points(e);
+  auto backend = boot::make_backend(e.backend, {o.agent, o.repo_dir / "workloads/fio"});
+  const bool needs_kernels = e.backend == "qemu";
   if (o.dry_run) {
-    print_dry_run(e, plan, o);
+    auto kernels = needs_kernels ? cached_kernels(e, o.repo_dir, experiment_dir) : RunKernels{};
+    print_dry_run(e, plan, *backend, kernels, o.out_dir);
     return kExitOk;
   }
   preflight(e, o);
-
-  if (!o.resume) {
-    if (fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
-      throw UserError("output directory " + o.out_dir.string() + " is not empty",
-                      "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());
-  }
+  if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
+    throw UserError("output directory " + o.out_dir.string() + " is not empty",
+                    "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());
   fs::create_directories(o.out_dir / "logs");
   proc::set_command_log(o.out_dir / "logs/commands.jsonl");
 
-  boot::BackendOptions bo{o.agent, o.repo_dir / "workloads/fio", false};
-  auto backend = boot::make_backend(e.backend, bo);
-  if (!o.resume) bundle = new_bundle(e, o, plan, *backend);
+  RunKernels kernels;
+  if (needs_kernels) kernels = build_kernels(e, o.repo_dir, experiment_dir, o.out_dir / "logs");
+  if (o.resume) {
+    check_same_kernels(bundle.builds, kernels.builds);
+  } else {
+    bundle = new_bundle(e, o, plan, *backend);
+    bundle.extra["experiment_file"] = fs::absolute(o.experiment_file).string();
+  }
+  if (needs_kernels) bundle.builds = kernels.builds;
   write_bundle(bundle, o.out_dir);
 
   for (auto& planned : plan) {
@@ -160,12 +215,9 @@ int run(const RunOptions& o) {
     say(fmt::format("[point {}/{} {}] running {} workload(s), {} rounds each", planned.index + 1,
                     plan.size(), planned.arm, e.workloads.size(), e.rounds));
 
-    auto dir_name = fmt::format("points/{:02d}-{}", planned.index, planned.arm);
-    boot::PointContext ctx{e, e.arms.at(planned.arm), planned.index, planned.block,
-                           o.out_dir, o.out_dir / dir_name, std::nullopt, ""};
     boot::PointResult result;
     try {
-      result = backend->run_point(ctx);
+      result = backend->run_point(point_context(e, planned, o.out_dir, kernels));
     } catch (const SystemError& err) {
       result.status = "failed";
       result.failure = err.what();
@@ -194,7 +246,11 @@ int run(const RunOptions& o) {
     }
   }
 
+  auto analysis_started = std::chrono::steady_clock::now();
   analyze_into(bundle, e);
+  bundle.extra["timings"] = timings_json(
+      bundle, kernels,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_started).count());
   write_bundle(bundle, o.out_dir);
   write_reports(bundle, o.out_dir, o.tested_by);
   std::fputs(report::text(bundle, report::Options{o.tested_by}).c_str(), stdout);

@@ -302,6 +302,7 @@ class Builder {
     add(facts, "Toolchain", toolchain_line());
     for (auto& [key, value] : patch_lines()) add(facts, key, value);
     add(facts, "Tool", tool_line());
+    add(facts, "Time", time_line());
     add(more, "Cmdline", noise_control({"cmdline", "kernel_cmdline", "kernel_command_line"}));
     add(more, "Created", b_.created_at);
     doc_.blocks.push_back(std::move(facts));
@@ -497,6 +498,35 @@ class Builder {
       }
     }
     return out;
+  }
+
+  // Where the run's time went (bundle extra.timings): builds, boots, workloads, analysis.
+  std::string time_line() const {
+    if (!b_.extra.is_object() || !b_.extra.contains("timings")) return "";
+    auto& t = b_.extra["timings"];
+    auto secs = [](double s) {
+      return s >= 60 ? fmt::format("{}m{:02d}s", int(s) / 60, int(s) % 60) : fmt::format("{:.1f} s", s);
+    };
+    std::vector<std::string> parts;
+    if (t.contains("builds") && t["builds"].is_object())
+      for (auto& [arm, b] : t["builds"].items())
+        parts.push_back(fmt::format("{} kernel {} ({})", arm, secs(b.value("seconds", 0.0)),
+                                    b.value("cache_hit", false) ? "cached" : b.value("mode", "") + " build"));
+    double points = 0, workloads = 0, boot = 0;
+    int booted = 0;
+    for (auto& p : t.value("points", json::array())) {
+      points += p.value("seconds", 0.0);
+      if (p.contains("workload_s") && p["workload_s"].is_number()) workloads += p["workload_s"].get<double>();
+      if (p.contains("boot_to_agent_s") && p["boot_to_agent_s"].is_number()) {
+        boot += p["boot_to_agent_s"].get<double>();
+        ++booted;
+      }
+    }
+    parts.push_back(fmt::format("points {}", secs(points)));
+    if (booted) parts.push_back(fmt::format("boot to agent {:.1f} s a point", boot / booted));
+    if (workloads > 0) parts.push_back(fmt::format("workloads in the guests {}", secs(workloads)));
+    parts.push_back(fmt::format("analysis {:.2f} s", t.value("analysis_s", 0.0)));
+    return join(parts, ", ");
   }
 
   std::string tool_line() const {

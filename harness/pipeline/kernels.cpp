@@ -1,0 +1,76 @@
+#include "pipeline/kernels.hpp"
+
+#include <algorithm>
+
+#include "build/audit.hpp"
+#include "build/progress.hpp"
+#include "util/files.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using nlohmann::json;
+
+// Control first: the other arms start from a copy of its finished build tree.
+std::vector<std::string> build_order(const experiment::Experiment& e) {
+  std::vector<std::string> arms{"control"};
+  for (auto& [name, arm] : e.arms)
+    if (name != "control") arms.push_back(name);
+  return arms;
+}
+
+void record(RunKernels& k, const std::string& arm, build::BuiltKernel built) {
+  k.timings[arm] = {{"seconds", built.seconds},
+                    {"cache_hit", built.cache_hit},
+                    {"mode", built.identity["build"].value("mode", "")},
+                    {"build_seconds", built.identity["build"].value("seconds", 0.0)}};
+  k.by_arm.emplace(arm, std::move(built));
+}
+
+void add_audit(RunKernels& k) {
+  if (k.by_arm.count("control") && k.by_arm.count("patched"))
+    k.builds = build::builds_json(k.by_arm.at("control").identity, k.by_arm.at("patched").identity);
+}
+
+}  // namespace
+
+RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                         const fs::path& experiment_dir, const fs::path& log_dir) {
+  RunKernels k;
+  build::Progress progress(stderr);
+  // The patched arms first: build_arm checks their patches apply before it builds the
+  // control they start from, so a bad patch fails in seconds, not after a full build.
+  auto arms = build_order(e);
+  std::rotate(arms.begin(), arms.begin() + 1, arms.end());
+  for (auto& arm : arms) {
+    auto request = build::request_for_arm(e, arm, repo_dir, experiment_dir);
+    request.log_copy = log_dir / ("build-" + arm + ".log");
+    record(k, arm, build::build_arm(request, progress));
+  }
+  add_audit(k);
+  return k;
+}
+
+RunKernels cached_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                          const fs::path& experiment_dir) {
+  RunKernels k;
+  for (auto& arm : build_order(e))
+    if (auto built = build::find_cached(build::request_for_arm(e, arm, repo_dir, experiment_dir)))
+      record(k, arm, std::move(*built));
+  add_audit(k);
+  return k;
+}
+
+std::optional<evidence::Gate> matched_build_gate(const json& builds) {
+  if (!builds.is_object() || !builds.contains("audit") || !builds["audit"].is_array()) return std::nullopt;
+  std::vector<std::string> failed;
+  for (auto& row : builds["audit"])
+    if (row.value("status", "") != "PASS") failed.push_back(row.value("field", "?"));
+  if (failed.empty())
+    return evidence::Gate{"matched builds", "builds", true,
+                          "control and patched differ only by the patches and the release"};
+  return evidence::Gate{"matched builds", "builds", false,
+                        "the kernels differ where they must not: " + join(failed, ", ")};
+}
+
+}  // namespace ks::pipeline

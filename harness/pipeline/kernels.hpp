@@ -1,0 +1,38 @@
+#pragma once
+// The kernels of a run: for the qemu backend every arm is built (or found in the build
+// cache) before the first point boots, and the matched-build audit goes into the bundle.
+// The host backend runs the kernel booted now and builds nothing.
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "build/kbuild.hpp"
+#include "evidence/bundle.hpp"
+#include "experiment/experiment.hpp"
+
+namespace ks::pipeline {
+
+namespace fs = std::filesystem;
+
+struct RunKernels {
+  std::map<std::string, build::BuiltKernel> by_arm;
+  nlohmann::json builds = nlohmann::json::object();  // bundle.builds: {control, patched, audit[], matched}
+  nlohmann::json timings = nlohmann::json::object(); // per arm: {seconds, cache_hit, mode}
+};
+
+// Builds every arm, control first (the others reuse its objects). Throws UserError for
+// bad input (a patch that does not apply, a config symbol that cannot be had) before
+// anything is compiled; build logs are copied into LOG_DIR.
+RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                         const fs::path& experiment_dir, const fs::path& log_dir);
+
+// What the build cache already holds for each arm (for --dry-run); never builds.
+RunKernels cached_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                          const fs::path& experiment_dir);
+
+// The gate for bundle.builds: every audited field PASS (only the patch identity and the
+// release may differ). No gate when the bundle has no builds (host backend).
+std::optional<evidence::Gate> matched_build_gate(const nlohmann::json& builds);
+
+}  // namespace ks::pipeline

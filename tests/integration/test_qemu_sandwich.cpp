@@ -1,0 +1,144 @@
+// The main job's path for real: `ksandwich run` on a qemu experiment builds (or finds in
+// the build cache) the control and the patched kernel, boots every point of the sandwich
+// in a fresh QEMU guest, and leaves a bundle with three points, their kernel releases and
+// console logs, raw rows, the matched-build audit and direct-hit counts from inside the
+// guests. Then --resume after a lost point reruns that point only.
+//
+// The kernels are built in the integration test cache (<cache>/integration, as the kernel
+// build tests use), so after test_kernel_build they are cache hits; alone, this test
+// builds them (about 10 minutes on 2 cores).
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "proc/runner.hpp"
+#include "source/source.hpp"
+#include "support/paths.hpp"
+#include "support/skip.hpp"
+#include "util/files.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void require_qemu_sandwich() {
+  KS_SKIP_UNLESS(fs::exists("/usr/src/linux-source-6.1.tar.xz"),
+                 "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  for (const char* tool : {"qemu-system-x86_64", "mkfs.btrfs", "make", "gcc", "flex", "bison", "bc", "cpio"})
+    KS_SKIP_UNLESS(ks::proc::have_program(tool), std::string("needs ") + tool + " (tools/setup.sh)");
+  KS_SKIP_UNLESS(fs::exists("/bin/busybox"), "/bin/busybox is missing (apt-get install busybox-static)");
+  KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "ksandwich-agent is not built");
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/ks-qemu-sandwich-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+constexpr int kOps = 200;
+
+json experiment() {
+  return {{"name", "it-qemu"},
+          {"backend", "qemu"},
+          {"rounds", 2},
+          {"cpu", 1},
+          {"point_timeout_s", 300},
+          {"qemu", {{"memory_mib", 1024}, {"vcpus", 1}}},
+          {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
+          {"arms", {{"control", json::object()}, {"patched", {{"patches", {"btrfs-drop-sb-nosec.patch"}}}}}},
+          {"workloads", {{{"name", "clone"}, {"ops", kOps}}}},
+          {"direct_hits", {{{"function", "btrfs_remap_file_range"}, {"required", true}}}}};
+}
+
+ks::proc::Result ksandwich(std::vector<std::string> args) {
+  args.insert(args.begin(), ks::test::ksandwich_binary().string());
+  ks::proc::Command cmd;
+  cmd.argv = args;
+  cmd.timeout = std::chrono::minutes(40);  // two kernel builds if the cache is cold
+  cmd.env = {{"KSANDWICH_CACHE", (ks::source::default_cache_root() / "integration").string()}};
+  return ks::proc::run(cmd);
+}
+
+json read_json(const fs::path& p) { return json::parse(ks::read_file(p)); }
+
+bool qemu_running() {
+  auto r = ks::proc::run({{"pgrep", "-f", "qemu-system-x86_64.*ks-qemu-sandwich"}, std::chrono::seconds(10)});
+  return r.exit_code == 0;
+}
+
+}  // namespace
+
+TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct hits, resume") {
+  require_qemu_sandwich();
+  TempDir tmp;
+  auto out = tmp.path / "out";
+  auto exp = tmp.path / "experiment.json";
+  ks::write_file(exp, experiment().dump(2));
+
+  auto r = ksandwich({"run", exp.string(), "--out", out.string()});
+  INFO(r.out << r.err);
+  CHECK((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 3));
+  REQUIRE(fs::exists(out / "bundle.json"));
+  auto bundle = read_json(out / "bundle.json");
+
+  // The kernels: matched in every audited field, releases naming the arm.
+  auto& builds = bundle["builds"];
+  CHECK(builds["matched"] == true);
+  CHECK(builds["control"]["kernel_release"] == "6.1.192-ks-control");
+  CHECK(builds["patched"]["kernel_release"] == "6.1.192-ks-patched");
+  CHECK(builds["patched"]["patches"][0]["subject"] == "[PATCH] btrfs: drop SB_NOSEC from the superblock flags");
+  for (auto& row : builds["audit"]) CHECK(row["status"] == "PASS");
+
+  // Three boots, each of its arm's kernel, each with its console log and rows.
+  REQUIRE(bundle["points"].size() == 3);
+  for (auto& p : bundle["points"]) {
+    INFO("point " << p["id"] << ": " << p.value("failure", "") << "\n" << p.value("console_tail", ""));
+    CHECK(p["status"] == "ok");
+    CHECK(p["kernel_release"] == "6.1.192-ks-" + p["arm"].get<std::string>());
+    CHECK(fs::is_regular_file(out / p["log"].get<std::string>()));
+    CHECK(p["environment"]["clocksource"] != "jiffies");
+    CHECK(p["storage"]["device"] == "/dev/ram0");
+    // Counted inside the guest: one call per clone of the short pass (one round of kOps).
+    auto& hits = p["direct_hit"];
+    REQUIRE(hits.size() == 1);
+    CHECK(hits[0]["function"] == "btrfs_remap_file_range");
+    CHECK(hits[0]["available"] == true);
+    CHECK(hits[0]["calls"] == kOps);
+    CHECK(p["health"]["findings"].empty());
+  }
+  CHECK(bundle["rows"].size() == 3 * 2);
+  for (auto& row : bundle["rows"]) CHECK(row["unexpected_results"] == 0);
+  CHECK(bundle["timings"]["points"].size() == 3);
+  auto report = ks::read_file(out / "report.txt");
+  CHECK_THAT(report, Catch::Contains("Matched-build audit") && Catch::Contains("6.1.192-ks-patched"));
+  CHECK_FALSE(qemu_running());
+
+  auto v = ksandwich({"validate", (out / "bundle.json").string()});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+
+  // Lose the last point, as a killed run would, and resume: only that point boots again.
+  bundle["points"][2]["status"] = "pending";
+  json rows = json::array();
+  for (auto& row : bundle["rows"])
+    if (row["point"] != 2) rows.push_back(row);
+  bundle["rows"] = rows;
+  auto kept_started = bundle["points"][0]["started_at"];
+  ks::write_file(out / "bundle.json", bundle.dump(2));
+  auto resumed = ksandwich({"run", "--resume", out.string()});
+  INFO(resumed.out << resumed.err);
+  CHECK_THAT(resumed.err, Catch::Contains("[point 1/3 control] already done"));
+  CHECK_THAT(resumed.err, Catch::Contains("[point 2/3 patched] already done"));
+  CHECK_THAT(resumed.err, Catch::Contains("[point 3/3 control] running"));
+  auto after = read_json(out / "bundle.json");
+  CHECK(after["points"][0]["started_at"] == kept_started);
+  CHECK(after["points"][2]["status"] == "ok");
+  CHECK(after["rows"].size() == 3 * 2);
+  CHECK_FALSE(qemu_running());
+}
