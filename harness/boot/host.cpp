@@ -62,7 +62,6 @@ std::vector<json> parse_agent_lines(const std::string& out) {
   return records;
 }
 
-// The functions the experiment wants counted on this arm.
 }  // namespace
 
 HostBackend::HostBackend(BackendOptions options) : options_(std::move(options)) {}
@@ -94,8 +93,10 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
   trace::KernelLogWatch kernel_log;
   kernel_log.begin("point " + std::to_string(ctx.point));
   KnobSetting knobs(ctx.arm.sysfs);
+  machine::GovernorSetting governor(e.cpu, e.governor);
   result.environment = machine::read_environment(e.cpu);
   result.environment["sysfs"] = knobs.applied();
+  result.environment["governor_setting"] = governor.describe();
 
   storage::Request request;
   request.kind = e.storage.kind;

@@ -470,7 +470,9 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   cmd.timeout = std::chrono::seconds(e.point_timeout_s);
   cmd.log_file = qemu_log;  // QEMU's own messages; the console has its own file
   write_file(qemu_log, "$ " + shell_line(cmd.argv) + "\n");
+  machine::GovernorSetting governor(e.cpu, e.governor);  // of the host CPU QEMU runs on
   auto host_env = machine::read_environment(e.cpu);
+  host_env["governor_setting"] = governor.describe();
   auto run = proc::run(cmd);  // Ctrl-C: kills QEMU, throws Interrupted; ~NvmeImage cleans up
 
   GuestRun guest{.report = parse_guest_results(try_read_file(spec.results).value_or("")),

@@ -178,6 +178,7 @@ Experiment parse(const json& j) {
   if (e.cpu < -1) r.fail("cpu", "must be a CPU number, or -1 for no pinning");
   r.get("continue_on_failure", e.continue_on_failure);
   r.get_positive("point_timeout_s", e.point_timeout_s);
+  r.get("governor", e.governor);
 
   auto* workloads = r.find("workloads");
   if (!workloads || !workloads->is_array() || workloads->empty())

@@ -92,6 +92,7 @@ struct Experiment {
   Gates gates;
   std::vector<DirectHit> direct_hits;
   uint32_t point_timeout_s = 900;  // one point (boot + all workloads) must finish within
+  std::string governor;            // cpufreq governor for the pinned CPU during points; "" leaves it
   struct Qemu {
     uint32_t memory_mib = 2048;
     uint32_t vcpus = 1;

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -124,6 +125,38 @@ json read_environment(int cpu) {
   env["governor"] = or_null(read_sys(cpu_dir + "/cpufreq/scaling_governor"));
   env["smt_siblings"] = or_null(read_sys(cpu_dir + "/topology/thread_siblings_list"));
   return env;
+}
+
+GovernorSetting::GovernorSetting(int cpu, std::string wanted) {
+  if (wanted.empty()) return;
+  path_ = std::string(kCpuSys) + "/cpu" + std::to_string(cpu < 0 ? 0 : cpu) + "/cpufreq/scaling_governor";
+  described_ = {{"requested", wanted}, {"set", false}};
+  auto previous = read_sys(path_);
+  if (!previous) {
+    described_["reason"] = "no cpufreq on this machine (" + path_ + " does not exist)";
+    path_.clear();
+    return;
+  }
+  try {
+    write_file(path_, wanted);
+  } catch (const std::exception& e) {
+    described_["reason"] = std::string("the kernel refused it: ") + e.what();
+    path_.clear();
+    return;
+  }
+  previous_ = *previous;
+  described_["set"] = true;
+  described_["previous"] = previous_;
+  described_["value"] = or_null(read_sys(path_));
+}
+
+GovernorSetting::~GovernorSetting() {
+  if (path_.empty()) return;
+  try {
+    write_file(path_, previous_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: could not put the governor back in %s: %s\n", path_.c_str(), e.what());
+  }
 }
 
 std::vector<std::string> environment_differences(const json& a, const json& b) {

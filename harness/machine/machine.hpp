@@ -22,6 +22,23 @@ bool have_kvm();         // /dev/kvm exists and can be opened read-write
 bool have_io_uring();    // io_uring_setup works for this process
 bool have_filesystem(const std::string& name);  // listed in /proc/filesystems
 
+// Sets CPU's cpufreq governor while the object lives and puts the old one back. Where the
+// machine has no cpufreq (typical in a VM) or refuses the write, nothing changes and
+// describe() says so: {"requested", "set": false, "reason"} or {"requested", "set": true,
+// "value": read back, "previous"}. An empty request does nothing and describes as null.
+class GovernorSetting {
+ public:
+  GovernorSetting(int cpu, std::string wanted);
+  ~GovernorSetting();
+  GovernorSetting(const GovernorSetting&) = delete;
+  GovernorSetting& operator=(const GovernorSetting&) = delete;
+  const nlohmann::json& describe() const { return described_; }
+
+ private:
+  std::string path_, previous_;
+  nlohmann::json described_;
+};
+
 // Fields of two environments that should be equal between points but are not:
 // "governor: performance vs powersave". Pure.
 std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b);

@@ -44,6 +44,11 @@ json environment_warnings(const std::vector<evidence::Point>& points) {
   const evidence::Point* first = nullptr;
   for (auto& p : points) {
     if (p.status != "ok") continue;
+    // A noise control asked for but not in force is said, not pretended (once).
+    auto governor = p.environment.is_object() ? p.environment.value("governor_setting", json()) : json();
+    if (!first && governor.is_object() && !governor.value("set", false))
+      warnings.push_back(fmt::format("governor {} was requested but not set: {}",
+                                     governor.value("requested", ""), governor.value("reason", "")));
     if (!first) {
       first = &p;
       continue;
