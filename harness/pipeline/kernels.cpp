@@ -19,11 +19,17 @@ std::vector<std::string> build_order(const experiment::Experiment& e) {
   return arms;
 }
 
-void record(RunKernels& k, const std::string& arm, build::BuiltKernel built) {
-  k.timings[arm] = {{"seconds", built.seconds},
-                    {"cache_hit", built.cache_hit},
-                    {"mode", built.identity["build"].value("mode", "")},
-                    {"build_seconds", built.identity["build"].value("seconds", 0.0)}};
+// An arm's time in this run: its own build when this run built it (the control is built
+// inside the first patched arm's call, so "built now" is read from the build's start),
+// else the cache lookup.
+void record(RunKernels& k, const std::string& arm, build::BuiltKernel built,
+            const std::string& run_started_at) {
+  const auto& b = built.identity["build"];
+  bool built_now = b.value("started_at", std::string()) >= run_started_at;
+  k.timings[arm] = {{"seconds", built_now ? b.value("seconds", 0.0) : built.seconds},
+                    {"cache_hit", !built_now},
+                    {"mode", b.value("mode", "")},
+                    {"build_seconds", b.value("seconds", 0.0)}};
   k.by_arm.emplace(arm, std::move(built));
 }
 
@@ -38,6 +44,7 @@ RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_d
                          const fs::path& experiment_dir, const fs::path& log_dir) {
   RunKernels k;
   build::Progress progress(stderr);
+  const auto started_at = now_utc_iso8601();
   // The patched arms first: build_arm checks their patches apply before it builds the
   // control they start from, so a bad patch fails in seconds, not after a full build.
   auto arms = build_order(e);
@@ -45,7 +52,7 @@ RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_d
   for (auto& arm : arms) {
     auto request = build::request_for_arm(e, arm, repo_dir, experiment_dir);
     request.log_copy = log_dir / ("build-" + arm + ".log");
-    record(k, arm, build::build_arm(request, progress));
+    record(k, arm, build::build_arm(request, progress), started_at);
   }
   add_audit(k);
   return k;
@@ -56,7 +63,7 @@ RunKernels cached_kernels(const experiment::Experiment& e, const fs::path& repo_
   RunKernels k;
   for (auto& arm : build_order(e))
     if (auto built = build::find_cached(build::request_for_arm(e, arm, repo_dir, experiment_dir)))
-      record(k, arm, std::move(*built));
+      record(k, arm, std::move(*built), "~");  // "~" sorts after any date: never built now
   add_audit(k);
   return k;
 }
