@@ -13,6 +13,7 @@
 #include "proc/runner.hpp"
 #include "support/paths.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
@@ -26,13 +27,8 @@ void require_host_sandwich() {
   KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "ksandwich-agent was not built");
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ks-sandwich-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : ks::test::TempDir {
+  TempDir() : ks::test::TempDir("ks-sandwich") {}
 };
 
 json experiment(int rounds, int ops) {

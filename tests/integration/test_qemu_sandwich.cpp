@@ -16,6 +16,7 @@
 #include "source/source.hpp"
 #include "support/paths.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
@@ -32,14 +33,6 @@ void require_qemu_sandwich() {
   KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "ksandwich-agent is not built");
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ks-qemu-sandwich-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 constexpr int kOps = 200;
 
@@ -76,7 +69,7 @@ bool qemu_running() {
 
 TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct hits, resume") {
   require_qemu_sandwich();
-  TempDir tmp;
+  ks::test::TempDir tmp("ks-qemu-sandwich");
   auto out = tmp.path / "out";
   auto exp = tmp.path / "experiment.json";
   ks::write_file(exp, experiment().dump(2));
