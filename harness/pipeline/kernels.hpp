@@ -21,6 +21,11 @@ struct RunKernels {
   nlohmann::json timings = nlohmann::json::object(); // per arm: {seconds, cache_hit, mode}
 };
 
+// The files the builds need exist: every config fragment and every arm's patches. Cheap;
+// run before anything is written, so a typo costs nothing. Throws UserError.
+void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
+                         const fs::path& experiment_dir);
+
 // Builds every arm, control first (the others reuse its objects). Throws UserError for
 // bad input (a patch that does not apply, a config symbol that cannot be had) before
 // anything is compiled; build logs are copied into LOG_DIR.

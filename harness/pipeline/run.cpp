@@ -191,6 +191,7 @@ int run(const RunOptions& o) {
     return kExitOk;
   }
   preflight(e, o);
+  if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
                     "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());

@@ -37,6 +37,11 @@ base = {"name": "t", "arms": {"control": {}, "patched": {}}, "workloads": [{"nam
 for name, device in [("root-device", "/dev/vda"), ("not-a-device", "/etc/hostname"), ("missing-device", "/dev/does-not-exist")]:
     e = dict(base, storage={"kind": "device", "device": device})
     json.dump(e, open(f"{d}/{name}.json", "w"))
+qemu = dict(base, backend="qemu", storage={"kind": "brd", "size_mib": 256})
+json.dump(dict(qemu, arms={"control": {}, "patched": {"patches": ["no-such.patch"]}}), open(f"{d}/qemu-missing-patch.json", "w"))
+json.dump(dict(qemu, config={"fragments": ["no-such-fragment"]}), open(f"{d}/qemu-missing-fragment.json", "w"))
+json.dump(dict(qemu, storage={"kind": "zram"}), open(f"{d}/qemu-zram.json", "w"))
+json.dump(dict(qemu, storage={"kind": "brd", "size_mib": 4096}), open(f"{d}/qemu-brd-too-big.json", "w"))
 PY
 
 expect_error "malformed JSON" "is not valid JSON" -- "$ks" run "$tmp/malformed.json" --out "$tmp/o1"
@@ -56,12 +61,20 @@ if [ "$(id -u)" -eq 0 ]; then
 else
   echo "SKIPPED (part): the device-guard cases need root"
 fi
+if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v mkfs.btrfs >/dev/null; then
+  expect_error "qemu: a patch file that does not exist" "patch file not found: no-such.patch" -- "$ks" run "$tmp/qemu-missing-patch.json" --out "$tmp/o9"
+  expect_error "qemu: a config fragment that does not exist" "config fragment not found" -- "$ks" run "$tmp/qemu-missing-fragment.json" --out "$tmp/o10"
+  expect_error "qemu: a storage kind the guest cannot have" "not available in the qemu guest" -- "$ks" run "$tmp/qemu-zram.json" --out "$tmp/o11"
+  expect_error "qemu: a brd larger than the guest" "does not fit in a guest" -- "$ks" run "$tmp/qemu-brd-too-big.json" --out "$tmp/o12"
+else
+  echo "SKIPPED (part): the qemu cases need qemu-system-x86_64, busybox-static and btrfs-progs"
+fi
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
 expect_error "agent: unknown workload" "workload" -- "$agent" clonez --dir "$tmp"
 
 # Nothing was touched: no output directories were created by refused runs.
-for o in o1 o2 o3 o4 o5 o6 o7 o8; do
+for o in o1 o2 o3 o4 o5 o6 o7 o8 o9 o10 o11 o12; do
   if [ -e "$tmp/$o" ]; then echo "FAIL: refused run left $tmp/$o behind"; failures=$((failures + 1)); fi
 done
 exit $((failures > 0))
