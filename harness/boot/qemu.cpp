@@ -255,7 +255,7 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
 GuestReport parse_guest_results(std::string_view text) {
   GuestReport report;
   std::string workload;  // the agent's lines belong to the last "workload" record
-  std::string trace_file;  // the tracefs file the last "trace_text" record came from
+  std::string trace_file;  // the tracefs file the last "text" record came from
   for (auto& line : split(text, '\n')) {
     if (trim(line).empty()) continue;
     json j;
@@ -279,6 +279,7 @@ GuestReport parse_guest_results(std::string_view text) {
       if (!report.agent_start_uptime_s) report.agent_start_uptime_s = number_field(j, "uptime_s");
     } else if (type == "workload_exit") {
       workload.clear();
+      report.workloads_done_uptime_s = number_field(j, "uptime_s");
     } else if (type == "trace") {
       if (!report.trace) report.trace.emplace();
       report.trace->method = string_field(j, "method");
@@ -513,6 +514,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   env["guest_timeline_s"] = {{"init_reported", at(number_field(report.guest, "uptime_s"))},
                              {"filesystem_ready", at(number_field(report.storage, "uptime_s"))},
                              {"agent_started", at(report.agent_start_uptime_s)},
+                             {"workloads_done", at(report.workloads_done_uptime_s)},
                              {"exit", at(report.exit_uptime_s)}};
   env["boot_to_agent_s"] = at(report.agent_start_uptime_s);
   result.environment = env;

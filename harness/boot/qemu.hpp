@@ -84,6 +84,7 @@ struct GuestReport {
   std::optional<int> exit_status;             // the "exit" record
   std::string exit_reason;
   std::optional<double> agent_start_uptime_s;  // guest uptime when the first agent started
+  std::optional<double> workloads_done_uptime_s;  // ... when the last timed workload ended
   std::optional<double> exit_uptime_s;
   // The direct-hit pass: tracefs texts as the guest read them ("text" records) and
   // the method it used ("trace" record). Absent when the plan traced nothing.

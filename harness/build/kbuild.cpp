@@ -629,7 +629,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
                         failure_excerpt(make.result.out),
                     std::string(make.result.timed_out
                                     ? "the machine is slow or busy: allow more time "
-                                      "(--make-timeout); "
+                                      "(ksandwich build --make-timeout, then run again); "
                                     : "") +
                         "full log: " + kept.string() + "; nothing was cached");
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <regex>
 #include <set>
 
 #include "util/error.hpp"
@@ -256,6 +257,11 @@ Experiment parse(const json& j) {
       Reader h((*hits)[i], "/direct_hits/" + std::to_string(i));
       h.get("function", d.function);
       if (d.function.empty()) h.fail("function", "is required");
+      // A C identifier: the name goes into a regular expression and tracefs as it is.
+      static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+      if (!std::regex_match(d.function, identifier))
+        h.fail("function", "\"" + d.function + "\" is not a function name",
+               "name the kernel function itself, e.g. btrfs_remap_file_range (its .isra/.constprop clones are counted with it)");
       h.get("required", d.required);
       h.get_strings("arms", d.arms);
       h.reject_unknown();

@@ -49,7 +49,7 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
 }
 
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
-                         const fs::path& experiment_dir, const fs::path& log_dir) {
+                         const fs::path& experiment_dir) {
   RunKernels k;
   build::Progress progress(stderr);
   const auto started_at = now_utc_iso8601();
@@ -58,20 +58,9 @@ RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_d
   auto arms = build_order(e);
   std::rotate(arms.begin(), arms.begin() + 1, arms.end());
   for (auto& arm : arms) {
-    auto request = build::request_for_arm(e, arm, repo_dir, experiment_dir);
-    request.log_copy = log_dir / ("build-" + arm + ".log");
-    record(k, arm, build::build_arm(request, progress), started_at);
+    record(k, arm, build::build_arm(build::request_for_arm(e, arm, repo_dir, experiment_dir), progress),
+           started_at);
   }
-  add_audit(k);
-  return k;
-}
-
-RunKernels cached_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
-                          const fs::path& experiment_dir) {
-  RunKernels k;
-  for (auto& arm : build_order(e))
-    if (auto built = build::find_cached(build::request_for_arm(e, arm, repo_dir, experiment_dir)))
-      record(k, arm, std::move(*built), "~");  // "~" sorts after any date: never built now
   add_audit(k);
   return k;
 }

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 struct RunKernels {
   std::map<std::string, build::BuiltKernel> by_arm;
   nlohmann::json builds = nlohmann::json::object();  // bundle.builds: {control, patched, audit[], matched}
-  nlohmann::json timings = nlohmann::json::object(); // per arm: {seconds, cache_hit, mode}
+  // per arm: {seconds (its own build, or the cache lookup), cache_hit, mode, build_seconds}
+  nlohmann::json timings = nlohmann::json::object();
 };
 
 // The files the builds need exist: every config fragment and every arm's patches. Cheap;
@@ -26,15 +27,11 @@ struct RunKernels {
 void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir);
 
-// Builds every arm, control first (the others reuse its objects). Throws UserError for
-// bad input (a patch that does not apply, a config symbol that cannot be had) before
-// anything is compiled; build logs are copied into LOG_DIR.
+// Builds every arm (the others reuse the control's objects). Throws UserError for bad
+// input (a patch that does not apply, a config symbol that cannot be had) before anything
+// is compiled. Each build's log is build_dir/build.log.
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
-                         const fs::path& experiment_dir, const fs::path& log_dir);
-
-// What the build cache already holds for each arm (for --dry-run); never builds.
-RunKernels cached_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
-                          const fs::path& experiment_dir);
+                         const fs::path& experiment_dir);
 
 // The gate for bundle.builds: every audited field PASS (only the patch identity and the
 // release may differ). No gate when the bundle has no builds (host backend).

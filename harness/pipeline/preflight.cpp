@@ -10,12 +10,19 @@
 #include "storage/storage.hpp"
 #include "trace/function_counter.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::pipeline {
 
 namespace {
 
 constexpr const char* kSetupHint = "run tools/setup.sh (as root) to install what ksandwich needs";
+
+bool contains_word(const std::string& words, const std::string& word) {
+  for (auto& w : split(trim(words), ' '))
+    if (w == word) return true;
+  return false;
+}
 
 void need_program(const std::string& program, const std::string& why) {
   if (!proc::have_program(program))
@@ -36,6 +43,15 @@ void preflight(const experiment::Experiment& e, const RunOptions& options) {
         throw UserError("the fio job file " + job.string() + " does not exist",
                         "name a file in workloads/fio/ in the experiment's \"job\"");
     }
+  }
+  if (!e.governor.empty()) {
+    // Where cpufreq exists a governor it does not offer is a typo, not a noise control
+    // the machine lacks (which the bundle reports and the run survives).
+    auto cpu = std::to_string(e.cpu < 0 ? 0 : e.cpu);
+    auto offered = try_read_file("/sys/devices/system/cpu/cpu" + cpu + "/cpufreq/scaling_available_governors");
+    if (offered && !contains_word(*offered, e.governor))
+      throw UserError("experiment: /governor: \"" + e.governor + "\" is not offered by CPU " + cpu,
+                      "use one of: " + trim(*offered));
   }
   if (e.cpu >= 0) {
     cpu_set_t allowed;

@@ -118,50 +118,50 @@ boot::PointContext point_context(const experiment::Experiment& e, const experime
   return ctx;
 }
 
+// Touches nothing, not even the kernel cache: under QEMU the kernel image is a placeholder.
 void print_dry_run(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan,
-                   const boot::Backend& backend, const RunKernels& kernels, const fs::path& out_dir) {
+                   const boot::Backend& backend, const fs::path& out_dir) {
   std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
               e.backend.c_str(), e.scheme.c_str(), plan.size());
   if (e.backend == "qemu")
-    for (auto& [arm, spec] : e.arms) {
-      auto it = kernels.by_arm.find(arm);
-      std::printf("kernel %s: %s\n", arm.c_str(),
-                  it == kernels.by_arm.end() ? "not built yet (the run builds it first)"
-                                             : (it->second.kernel_release + ", cached at " +
-                                                it->second.bzimage.string()).c_str());
-    }
+    std::printf("kernels: each arm is built first, or found in the build cache (ksandwich build)\n");
   for (auto& p : plan) {
     std::printf("\npoint %d (block %d): %s\n", p.index, p.block, p.arm.c_str());
-    std::fputs(backend.describe_point(point_context(e, p, out_dir, kernels)).c_str(), stdout);
+    std::fputs(backend.describe_point(point_context(e, p, out_dir, RunKernels{})).c_str(), stdout);
   }
 }
 
 // A resumed run must boot the kernels its finished points booted.
 void check_same_kernels(const json& recorded, const json& now) {
-  for (auto arm : {"control", "patched"}) {
-    auto was = recorded.is_object() && recorded.contains(arm) ? recorded[arm]["bzimage"].value("sha256", "") : "";
-    auto is = now.is_object() && now.contains(arm) ? now[arm]["bzimage"].value("sha256", "") : "";
+  auto sha = [](const json& builds, const std::string& arm) {
+    auto p = json::json_pointer("/" + arm + "/bzimage/sha256");
+    return builds.is_object() && builds.contains(p) && builds[p].is_string() ? builds[p].get<std::string>()
+                                                                             : std::string();
+  };
+  for (std::string arm : {"control", "patched"}) {
+    auto was = sha(recorded, arm), is = sha(now, arm);
     if (!was.empty() && was != is)
-      throw UserError(std::string("cannot resume: the ") + arm + " kernel is not the one the finished points booted (bzImage " +
+      throw UserError("cannot resume: the " + arm + " kernel is not the one the finished points booted (bzImage " +
                           was.substr(0, 12) + " then, " + is.substr(0, 12) + " now)",
                       "start a new run with --out NEWDIR");
   }
 }
 
-// Where the time went, for the report and the time-budget benchmark.
-json timings_json(const evidence::Bundle& b, const RunKernels& kernels, double analysis_seconds) {
+// Where the time went, for the report and the time-budget benchmark. A resumed run keeps
+// the build timings of the run that built the kernels.
+json timings_json(const evidence::Bundle& b, json build_timings, double analysis_seconds) {
   json points = json::array();
   for (auto& p : b.points) {
     json t{{"point", p.id}, {"arm", p.arm}, {"seconds", p.seconds}};
     if (p.environment.is_object() && p.environment.contains("guest_timeline_s")) {
       auto& g = p.environment["guest_timeline_s"];
       t["boot_to_agent_s"] = g["agent_started"];
-      if (g["agent_started"].is_number() && g["exit"].is_number())
-        t["workload_s"] = g["exit"].get<double>() - g["agent_started"].get<double>();
+      if (g["agent_started"].is_number() && g["workloads_done"].is_number())
+        t["workload_s"] = g["workloads_done"].get<double>() - g["agent_started"].get<double>();
     }
     points.push_back(t);
   }
-  return {{"builds", kernels.timings}, {"points", points}, {"analysis_s", analysis_seconds}};
+  return {{"builds", std::move(build_timings)}, {"points", points}, {"analysis_s", analysis_seconds}};
 }
 
 }  // namespace
@@ -186,8 +186,7 @@ int run(const RunOptions& o) {
   auto backend = boot::make_backend(e.backend, {o.agent, o.repo_dir / "workloads/fio"});
   const bool needs_kernels = e.backend == "qemu";
   if (o.dry_run) {
-    auto kernels = needs_kernels ? cached_kernels(e, o.repo_dir, experiment_dir) : RunKernels{};
-    print_dry_run(e, plan, *backend, kernels, o.out_dir);
+    print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
   }
   preflight(e, o);
@@ -195,13 +194,19 @@ int run(const RunOptions& o) {
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
                     "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());
+  // The kernels before the output directory: a patch that does not apply, a failed or an
+  // interrupted build leaves no half-made run behind (the build log stays in the cache).
+  RunKernels kernels;
+  if (needs_kernels) kernels = build_kernels(e, o.repo_dir, experiment_dir);
   fs::create_directories(o.out_dir / "logs");
   proc::set_command_log(o.out_dir / "logs/commands.jsonl");
-
-  RunKernels kernels;
-  if (needs_kernels) kernels = build_kernels(e, o.repo_dir, experiment_dir, o.out_dir / "logs");
+  for (auto& [arm, built] : kernels.by_arm)
+    fs::copy_file(built.build_dir / "build.log", o.out_dir / "logs" / ("build-" + arm + ".log"),
+                  fs::copy_options::overwrite_existing);
+  json build_timings = kernels.timings;
   if (o.resume) {
     check_same_kernels(bundle.builds, kernels.builds);
+    if (bundle.extra.is_object() && bundle.extra.contains("timings")) build_timings = bundle.extra["timings"]["builds"];
   } else {
     bundle = new_bundle(e, o, plan, *backend);
     bundle.extra["experiment_file"] = fs::absolute(o.experiment_file).string();
@@ -255,7 +260,7 @@ int run(const RunOptions& o) {
   auto analysis_started = std::chrono::steady_clock::now();
   analyze_into(bundle, e);
   bundle.extra["timings"] = timings_json(
-      bundle, kernels,
+      bundle, build_timings,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_started).count());
   write_bundle(bundle, o.out_dir);
   write_reports(bundle, o.out_dir, o.tested_by);

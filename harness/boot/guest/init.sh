@@ -45,7 +45,7 @@ emit() { printf '%s\n' "$1" >&3; }
 # take seconds under TCG).
 emit_text() {
   awk -v file="$1" '{
-    gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/[\001-\037]/, "")
+    gsub(/\\/, "&&"); gsub(/"/, "\\\""); gsub(/[\001-\037]/, "")
     printf "{\"type\":\"text\",\"file\":\"%s\",\"text\":\"%s\"}\n", file, $0
   }' >&3
 }
@@ -171,10 +171,11 @@ direct_hits() {
     grep -E "^$f(\.[a-z_]+\.[0-9]+)*( |\$)" "$t/available_filter_functions"
   done >/tmp/available
   emit_text available_filter_functions </tmp/available
-  # None of them exists: nothing to count (an empty filter would trace every function).
-  if [ -s /tmp/available ]; then
-    # One name a write: set_ftrace_filter takes the first name of a write only.
-    cut -d' ' -f1 </tmp/available | while read -r symbol; do echo "$symbol" >>"$t/set_ftrace_filter"; done
+  # One name a write: set_ftrace_filter takes the first name of a write only.
+  cut -d' ' -f1 </tmp/available | while read -r symbol; do echo "$symbol" >>"$t/set_ftrace_filter"; done
+  # Nothing accepted: nothing to count. (An empty filter, which reads as a "#### all
+  # functions enabled ####" comment, would profile every function.)
+  if grep -qv '^#' "$t/set_ftrace_filter"; then
     echo 1 >"$t/function_profile_enabled"  # enabling resets the counts
     ks_direct_hit_pass
     echo 0 >"$t/function_profile_enabled"

@@ -132,6 +132,22 @@ TEST_CASE("guest plan: quoted words with the arm's options and the agent pinned 
   CHECK(guest_cpu(e) == -1);
 }
 
+TEST_CASE("guest plan: the arm's direct-hit functions and a short pass of the same workloads") {
+  auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
+  e.direct_hits = {{"btrfs_remap_file_range", true, {}}, {"__vfs_getxattr", false, {"patched"}}};
+  e.workloads[0].ops = 5000;
+  auto control = guest_plan(e, e.arms.at("control"));
+  CHECK(control.find("KS_TRACE_FUNCTIONS='btrfs_remap_file_range'\n") != std::string::npos);
+  auto patched = guest_plan(e, e.arms.at("patched"));
+  CHECK(patched.find("KS_TRACE_FUNCTIONS='btrfs_remap_file_range __vfs_getxattr'\n") != std::string::npos);
+  // One round of at most 1,000 operations, in its own directory.
+  CHECK(patched.find("run_pass 'clone-direct-hit' '/usr/bin/ksandwich-agent' 'clone' '--dir' "
+                     "'/mnt/clone-direct-hit' '--rounds' '1' '--warmup' '0'") != std::string::npos);
+  CHECK(patched.find("'--ops' '1000'") != std::string::npos);
+  e.direct_hits.clear();
+  CHECK(guest_plan(e, e.arms.at("control")).find("KS_TRACE_FUNCTIONS=''\n") != std::string::npos);
+}
+
 TEST_CASE("shell quoting survives single quotes") {
   CHECK(shell_quote("plain") == "'plain'");
   CHECK(shell_quote("it's") == "'it'\\''s'");

@@ -123,3 +123,32 @@ TEST_CASE("console tail and findings") {
   CHECK(console_findings(console) ==
         std::vector<std::string>{"WARNING: CPU: 0 PID: 1 at fs/btrfs/inode.c:1 foo"});
 }
+
+TEST_CASE("results stream: tracefs texts and dmesg come back as text records and count like the host's") {
+  std::string s = stream();
+  auto text = [](const std::string& file, const std::string& line) {
+    return R"({"type":"text","file":")" + file + R"(","text":")" + line + "\"}\n";
+  };
+  s += text("available_filter_functions", "btrfs_remap_file_range") +
+       text("set_ftrace_filter", "btrfs_remap_file_range") +
+       text("function0", "  Function                               Hit    Time            Avg") +
+       text("function0", "  --------                               ---    ----            ---") +
+       text("function0", "  btrfs_remap_file_range                 500    1234 us         2.468 us") +
+       text("function1", "  btrfs_remap_file_range                  20    50 us           2.5 us") +
+       R"({"type":"trace","method":"function_profiler"})" "\n" +
+       text("dmesg", "[    0.000000] Linux version 6.1.192-ks-control") +
+       text("dmesg", "[    2.000000] WARNING: CPU: 0 PID: 1 at fs/btrfs/super.c:1 x");
+  auto r = parse_guest_results(s);
+  REQUIRE(r.trace);
+  CHECK(r.trace->method == "function_profiler");
+  REQUIRE(r.trace->profile_stats.size() == 2);  // one text per CPU file
+  auto counts = ks::trace::count_calls({{"btrfs_remap_file_range", true}}, *r.trace);
+  REQUIRE(counts.size() == 1);
+  CHECK(counts[0].available);
+  CHECK(counts[0].filtered);
+  CHECK(counts[0].calls == 520);
+  REQUIRE(r.kernel_log);
+  CHECK(r.kernel_log->find("WARNING: CPU: 0") != std::string::npos);
+  CHECK(r.unreadable_lines == 0);
+  CHECK(r.workloads_done_uptime_s == Approx(3.0));
+}
