@@ -8,9 +8,10 @@
 #      ksandwich-agent dio-randwrite (the agent's own io_uring loop) vs fio running the
 #      shipped workloads/fio/dio-randwrite.fio through `ksandwich-agent fio` (which only sets
 #      KS_* in fio's environment and keeps fio's own IOPS); same IODEPTH, JOBS, FILE_SIZE_MIB,
-#      RUNTIME_S; not pinned (JOBS threads). Both preallocate the file (fallocate) and set
-#      up their rings alike (SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN); fio also drops a
-#      1 s ramp that the agent's round includes.
+#      RUNTIME_S; not pinned (JOBS threads). Not the same shape: the shipped job lets fio
+#      fallocate the file, so its writes convert preallocated extents; the agent writes the
+#      file out first and overwrites written NOCOW extents in place, the path SB_NOSEC's
+#      inode lock guards. fio also drops a 1 s ramp that the agent's round includes.
 # Why: a verdict is only as good as the workload. The agent's ns/op must equal a plain loop's
 # (no overhead in or around the timed ioctl loop), and its io_uring path must be comparable to
 # fio's, the tool the published reproducer used. Contenders alternate (A B A B ...) for REPS

@@ -66,12 +66,7 @@ void run_job(const fs::path& file, uint64_t blocks, unsigned iodepth, uint64_t s
       throw SystemError("open " + file.string() + " with O_DIRECT", errno);
     }
     res.fd = Fd(fd);
-    // The ring as fio 3.33 sets it up (one submitter, completions run when it waits, not
-    // by interrupting it); a kernel before 6.1 refuses DEFER_TASKRUN: then plain defaults.
-    io_uring_params params{};
-    params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN;
-    int ret = io_uring_queue_init_params(iodepth, &res.ring, &params);
-    if (ret == -EINVAL) ret = io_uring_queue_init(iodepth, &res.ring, 0);
+    int ret = io_uring_queue_init(iodepth, &res.ring, 0);
     if (ret < 0) {
       result.setup_unsupported = ret == -ENOSYS || ret == -EPERM;
       throw SystemError("io_uring_queue_init(" + std::to_string(iodepth) + ")", -ret);
@@ -225,14 +220,13 @@ class DioRandwrite final : public Workload {
   }
 
  private:
-  // The file preallocated before timing, as fio lays out the seed's job (fallocate, no
-  // data): the writes land in NOCOW preallocated extents, the shape fio measures.
+  // The whole file written once before timing, so DIO overwrites existing NOCOW extents.
   void lay_out_file() const {
     Fd fd = open_file(file_, O_WRONLY | O_CREAT | O_TRUNC);
     if (!is_nocow(fd.get()))
       throw SystemError("create " + file_.string(), "the file did not inherit NOCOW from its directory");
-    if (::fallocate(fd.get(), 0, 0, static_cast<off_t>(file_bytes_)) != 0)
-      throw SystemError("fallocate " + file_.string(), errno);
+    SplitMix64 data(kSeed);
+    write_data(fd.get(), file_, file_bytes_, data);
     fsync_file(fd.get(), file_);
   }
 
