@@ -154,10 +154,10 @@ json timings_json(const evidence::Bundle& b, json build_timings, double analysis
   for (auto& p : b.points) {
     json t{{"point", p.id}, {"arm", p.arm}, {"seconds", p.seconds}};
     if (p.environment.is_object() && p.environment.contains("guest_timeline_s")) {
-      auto& g = p.environment["guest_timeline_s"];
-      t["boot_to_agent_s"] = g["agent_started"];
-      if (g["agent_started"].is_number() && g["workloads_done"].is_number())
-        t["workload_s"] = g["workloads_done"].get<double>() - g["agent_started"].get<double>();
+      const auto& g = p.environment["guest_timeline_s"];
+      auto started = g.value("agent_started", json()), done = g.value("workloads_done", json());
+      t["boot_to_agent_s"] = started;
+      if (started.is_number() && done.is_number()) t["workload_s"] = done.get<double>() - started.get<double>();
     }
     points.push_back(t);
   }
