@@ -26,7 +26,7 @@ void set_run_command(CLI::App& app, Context& context) {
       o.resume = true;
       o.out_dir = args->resume;
     } else if (args->experiment.empty()) {
-      throw UserError("run needs an experiment file", "ksandwich run configs/experiments/host-clone-dedupe.json");
+      throw UserError("run needs an experiment file", "ksandwich run configs/experiments/default.json (or --resume DIR)");
     } else {
       o.experiment_file = args->experiment;
       auto stem = std::filesystem::path(args->experiment).stem().string();
