@@ -29,14 +29,7 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// A command with a timeout: every external program runs through proc::run.
-proc::Command command(std::vector<std::string> argv,
-                      std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = timeout;
-  return c;
-}
+using proc::command;
 
 // Bump when the way a kernel is built changes, so old cache entries are not reused.
 constexpr int kRecipe = 1;
@@ -48,28 +41,6 @@ constexpr const char* kObjDir = "ks-out";
 const std::set<std::string> kConfigTargets = {"tinyconfig", "defconfig", "allnoconfig",
                                               "x86_64_defconfig"};
 
-// Removes a directory tree on scope exit unless released.
-class TempDir {
- public:
-  explicit TempDir(fs::path p) : path_(std::move(p)) {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  void release() { path_.clear(); }
-
- private:
-  fs::path path_;
-};
 
 struct Fragment {
   std::string name;
@@ -467,7 +438,7 @@ std::unique_ptr<WorkspaceLock> lock_workspace(const fs::path& builds, const std:
 // Applies the patches to copies of just the files they touch: a failure is known in
 // seconds, before anything is built.
 void check_patches_apply(const Inputs& in, const fs::path& builds) {
-  TempDir scratch(builds / (".tmp-check-" + in.key + "-" + std::to_string(getpid())));
+  ScopedDir scratch(builds / (".tmp-check-" + in.key + "-" + std::to_string(getpid())));
   auto tree = scratch.path() / "linux";
   for (auto& p : in.patches)
     for (auto& f : p.files) {
@@ -535,7 +506,7 @@ json preflight(const BuildRequest& request, const Progress& progress) {
   auto builds = in.cache / "build";
   fs::create_directories(builds);
   source::sweep_stale_temporaries(builds);
-  TempDir tmp(builds / (".tmp-preflight-" + in.key + "-" + std::to_string(getpid())));
+  ScopedDir tmp(builds / (".tmp-preflight-" + in.key + "-" + std::to_string(getpid())));
   auto log = tmp.path() / "preflight.log";
   auto tree = tmp.path() / "linux";
   copy_tree(in.source.tree, tree, true);
@@ -587,7 +558,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
 
   auto lock = lock_workspace(builds, in.arm, progress);
   auto own_started = Clock::now();  // this arm's clock leaves out the control build above
-  TempDir work(builds / kWorkspace);
+  ScopedDir work(builds / kWorkspace);
   auto log = work.path() / "build.log";
   auto tree = work.path() / "linux";
   auto objdir = tree / kObjDir;

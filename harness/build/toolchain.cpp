@@ -9,14 +9,7 @@
 namespace ks::build {
 namespace {
 
-// A command with a timeout: every external program runs through proc::run.
-proc::Command command(std::vector<std::string> argv,
-                      std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = timeout;
-  return c;
-}
+using proc::command;
 
 std::string first_line_of_version(const std::string& program, const std::string& what) {
   if (!proc::have_program(program))

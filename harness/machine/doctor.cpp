@@ -35,7 +35,7 @@ std::vector<Check> doctor_checks() {
   checks.push_back({"io_uring", uring, false, uring ? "io_uring_setup works" : "io_uring_setup failed",
                     "check /proc/sys/kernel/io_uring_disabled and the kernel config (CONFIG_IO_URING)"});
 
-  bool brd = fs::exists("/dev/ram0") || proc::run({{"modinfo", "brd"}, std::chrono::seconds(10)}).ok();
+  bool brd = fs::exists("/dev/ram0") || proc::run(proc::command({"modinfo", "brd"}, std::chrono::seconds(10))).ok();
   checks.push_back({"brd (RAM block device)", brd, false, brd ? "available" : "not in this kernel",
                     "zram or loop over /dev/shm is used instead (storage.kind \"auto\")"});
   bool zram = fs::exists("/sys/class/zram-control/hot_add");

@@ -44,8 +44,8 @@ std::vector<std::string> check_schema(const std::filesystem::path& path,
                                       const std::filesystem::path& schema) {
   // Debian's interpreter, where python3-jsonschema lives (a pyenv python may shadow it).
   std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  auto r = proc::run({{python, "-c", kSchemaCheck, schema.string(), path.string()},
-                      std::chrono::seconds(60)});
+  auto r = proc::run(proc::command({python, "-c", kSchemaCheck, schema.string(), path.string()},
+                      std::chrono::seconds(60)));
   if (r.exit_code == 3 || !proc::have_program(python))
     throw UserError("cannot check the schema: " + trim(r.out), "apt-get install python3-jsonschema");
   std::vector<std::string> problems;

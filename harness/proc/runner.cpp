@@ -17,6 +17,13 @@
 #include "util/files.hpp"
 
 namespace ks::proc {
+
+Command command(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+  Command c;
+  c.argv = std::move(argv);
+  c.timeout = timeout;
+  return c;
+}
 namespace {
 
 std::atomic<bool> g_interrupted{false};

@@ -26,6 +26,9 @@ struct Command {
   bool cleanup = false;
 };
 
+// A command with a timeout and nothing else set: the common case.
+Command command(std::vector<std::string> argv, std::chrono::milliseconds timeout = std::chrono::minutes(5));
+
 struct Result {
   std::vector<std::string> argv;
   int exit_code = -1;    // -1 when killed by a signal

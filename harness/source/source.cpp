@@ -19,37 +19,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A command with a timeout: every external program runs through proc::run.
-proc::Command command(std::vector<std::string> argv,
-                      std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = timeout;
-  return c;
-}
+using proc::command;
 
-// Removes a directory tree on scope exit unless released: nothing half-made stays behind.
-class TempDir {
- public:
-  explicit TempDir(fs::path p) : path_(std::move(p)) {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  void release() { path_.clear(); }
-
- private:
-  fs::path path_;
-};
 
 std::string resolve_commit(const fs::path& repo, const std::string& name) {
   auto r = proc::run(command({"git", "-C", repo.string(), "rev-parse", "--verify", "--quiet",
@@ -210,7 +181,7 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
 
   sweep_stale_temporaries(sources);
   if (note) note("unpacking " + id.origin + (id.commit.empty() ? "" : " at " + id.commit));
-  TempDir tmp(sources / (".tmp-" + id.key() + "-" + std::to_string(getpid())));
+  ScopedDir tmp(sources / (".tmp-" + id.key() + "-" + std::to_string(getpid())));
   unpack(source, id, tmp.path());
   auto makefile = try_read_file(tmp.path() / "tree" / "Makefile");
   id.version = makefile ? kernel_version_from_makefile(*makefile) : "";

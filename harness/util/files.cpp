@@ -101,4 +101,16 @@ std::string now_utc_iso8601() {
   return buf;
 }
 
+ScopedDir::ScopedDir(fs::path path) : path_(std::move(path)) {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+  fs::create_directories(path_);
+}
+
+ScopedDir::~ScopedDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 }  // namespace ks

@@ -26,4 +26,19 @@ bool starts_with(std::string_view s, std::string_view prefix);
 
 std::string now_utc_iso8601();
 
+// A directory made empty now and removed with everything in it when the scope ends, unless
+// released (then it stays, e.g. renamed into a cache): nothing half-made stays behind.
+class ScopedDir {
+ public:
+  explicit ScopedDir(fs::path path);
+  ~ScopedDir();
+  ScopedDir(const ScopedDir&) = delete;
+  ScopedDir& operator=(const ScopedDir&) = delete;
+  const fs::path& path() const { return path_; }
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
 }  // namespace ks
