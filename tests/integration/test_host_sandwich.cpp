@@ -12,20 +12,17 @@
 
 #include "proc/runner.hpp"
 #include "support/paths.hpp"
+#include "support/sandwich.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ks::test::check_exit_explained_by_drift;
+using ks::test::require_host_sandwich;
 
 namespace {
-
-void require_host_sandwich() {
-  ks::test::require_root("the host sandwich formats and mounts a RAM-backed device");
-  KS_SKIP_UNLESS(ks::proc::have_program("mkfs.btrfs"), "mkfs.btrfs is not installed (tools/setup.sh)");
-  KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "ksandwich-agent was not built");
-}
 
 struct TempDir : ks::test::TempDir {
   TempDir() : ks::test::TempDir("ks-sandwich") {}
@@ -50,27 +47,10 @@ fs::path write_experiment(const fs::path& dir, const json& e) {
 
 ks::proc::Result ksandwich(std::vector<std::string> args, int minutes = 10) {
   args.insert(args.begin(), ks::test::ksandwich_binary().string());
-  return ks::proc::run({args, std::chrono::minutes(minutes)});
+  return ks::proc::run(ks::proc::command(std::move(args), std::chrono::minutes(minutes)));
 }
 
 json read_json(const fs::path& p) { return json::parse(ks::read_file(p)); }
-
-// An A/A run on a noisy machine may end INVALID through the drift gate (exit 3): with a
-// delta near zero, any drift exceeds half of it. Every other gate must pass and no point
-// may fail; then exit 3 is explained by drift alone.
-void check_aa_exit(int exit_code, const fs::path& bundle_path) {
-  auto bundle = read_json(bundle_path);
-  for (auto& p : bundle["points"]) CHECK(p["status"] == "ok");
-  bool drift_failed = false;
-  for (auto& g : bundle["analysis"]["gates"]) {
-    if (g["passed"].get<bool>()) continue;
-    INFO("failed gate: " << g.dump());
-    CHECK(g["name"] == "drift");
-    drift_failed = true;
-  }
-  if (drift_failed) CHECK(exit_code == 3);
-  else CHECK((exit_code == 0 || exit_code == 1));  // 1 only if noise looked like a material regression
-}
 
 // What the harness may have left behind: its mounts, loop files, zram devices.
 std::string leftovers() {
@@ -78,7 +58,7 @@ std::string leftovers() {
   auto mounts = ks::read_file("/proc/self/mounts");
   for (auto& line : ks::split(mounts, '\n'))
     if (line.find("/run/ksandwich") != std::string::npos) found += "mount: " + line + "\n";
-  auto loops = ks::proc::run({{"losetup", "-a"}, std::chrono::seconds(10)});
+  auto loops = ks::proc::run(ks::proc::command({"losetup", "-a"}, std::chrono::seconds(10)));
   for (auto& line : ks::split(loops.out, '\n'))
     if (line.find("ksandwich") != std::string::npos) found += "loop: " + line + "\n";
   for (auto& entry : fs::directory_iterator("/dev/shm"))
@@ -95,7 +75,7 @@ TEST_CASE("a host A/A sandwich runs end to end and leaves a valid bundle and a r
   auto out = tmp.path / "out";
   auto r = ksandwich({"run", write_experiment(tmp.path, experiment(3, 2000)).string(), "--out", out.string()});
   INFO(r.out << r.err);
-  check_aa_exit(r.exit_code, out / "bundle.json");
+  check_exit_explained_by_drift(r.exit_code, read_json(out / "bundle.json"));
 
   auto bundle = read_json(out / "bundle.json");
   REQUIRE(bundle["points"].size() == 3);
@@ -143,7 +123,7 @@ TEST_CASE("resume reruns only the points that did not finish") {
   auto first = ksandwich({"run", write_experiment(tmp.path, experiment(2, 500)).string(), "--out", out.string()});
   INFO(first.out << first.err);
   REQUIRE(fs::exists(out / "bundle.json"));
-  check_aa_exit(first.exit_code, out / "bundle.json");
+  check_exit_explained_by_drift(first.exit_code, read_json(out / "bundle.json"));
 
   // Pretend the run died during the last point.
   auto bundle = read_json(out / "bundle.json");
@@ -157,7 +137,7 @@ TEST_CASE("resume reruns only the points that did not finish") {
 
   auto resumed = ksandwich({"run", "--resume", out.string()});
   INFO(resumed.out << resumed.err);
-  check_aa_exit(resumed.exit_code, out / "bundle.json");
+  check_exit_explained_by_drift(resumed.exit_code, read_json(out / "bundle.json"));
   CHECK_THAT(resumed.err, Catch::Contains("[point 1/3 control] already done"));
   CHECK_THAT(resumed.err, Catch::Contains("[point 2/3 patched] already done"));
   CHECK_THAT(resumed.err, Catch::Contains("[point 3/3 control] running"));

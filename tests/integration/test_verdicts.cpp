@@ -18,26 +18,19 @@
 #include "stats/student_t.hpp"
 #include "storage/storage.hpp"
 #include "support/paths.hpp"
+#include "support/sandwich.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ks::test::require_host_sandwich;
 
 namespace {
 
-void require_host_sandwich() {
-  ks::test::require_root("the host sandwich formats and mounts a RAM-backed device");
-  KS_SKIP_UNLESS(ks::proc::have_program("mkfs.btrfs"), "mkfs.btrfs is not installed (tools/setup.sh)");
-  KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "ksandwich-agent was not built");
-}
-
 ks::proc::Result run(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
-  ks::proc::Command cmd;
-  cmd.argv = std::move(argv);
-  cmd.timeout = timeout;
-  return ks::proc::run(cmd);
+  return ks::proc::run(ks::proc::command(std::move(argv), timeout));
 }
 
 json experiment(const std::string& name, json arms, json workloads, int blocks, uint64_t seed) {
