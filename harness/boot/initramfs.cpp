@@ -17,12 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-proc::Command command(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
-  proc::Command cmd;
-  cmd.argv = std::move(argv);
-  cmd.timeout = timeout;
-  return cmd;
-}
+using proc::command;
 
 // Where the host path HOST_PATH lands inside the staging directory: the same path.
 fs::path staged(const fs::path& stage, const fs::path& host_path) {
@@ -147,13 +142,15 @@ Initramfs build_initramfs(const InitramfsSpec& spec, const fs::path& out) {
   Initramfs result;
   result.path = out;
   result.files = archive_listing(root);
-  // Sorted names, owner root, no device or inode numbers, gzip without name and time.
-  auto partial = out.string() + ".partial";
+  // Sorted names, owner root, no device or inode numbers, gzip without name and time. The
+  // pipeline runs inside the staging tree, so the archive's path must not be relative.
+  auto partial = fs::absolute(out).string() + ".partial";
   auto pack = command({"bash", "-o", "pipefail", "-c",
-                       "cd \"$1\" && find . -mindepth 1 -printf '%P\\n' | LC_ALL=C sort |"
-                       " cpio -o -H newc -R 0:0 --reproducible --quiet | gzip -n -6 >\"$2\"",
-                       "pack-initramfs", root.string(), partial},
+                       "find . -mindepth 1 -printf '%P\\n' | LC_ALL=C sort |"
+                       " cpio -o -H newc -R 0:0 --reproducible --quiet | gzip -n -6 >\"$1\"",
+                       "pack-initramfs", partial},
                       10min);
+  pack.cwd = root;
   try {
     proc::run_checked(pack);
   } catch (...) {

@@ -478,6 +478,20 @@ fs::path resolve_patch(const std::string& name, const fs::path& repo_dir) {
                   "kernel-patches/");
 }
 
+// An experiment's relative file names resolve to the experiment file's directory first,
+// then to the shipped folder; never to the directory the command was started in.
+fs::path resolve_experiment_file(const std::string& name, const fs::path& experiment_dir,
+                                 const std::vector<fs::path>& shipped) {
+  if (fs::path(name).is_absolute()) return name;
+  std::vector<fs::path> candidates;
+  if (!experiment_dir.empty()) candidates.push_back(fs::absolute(experiment_dir) / name);
+  for (auto& dir : shipped)
+    if (!dir.empty()) candidates.push_back(fs::absolute(dir) / name);
+  for (auto& c : candidates)
+    if (fs::is_regular_file(c)) return c.lexically_normal();
+  return candidates.empty() ? fs::path(name) : candidates.front().lexically_normal();
+}
+
 BuildRequest request_for_arm(const experiment::Experiment& e, const std::string& arm,
                              const fs::path& repo_dir, const fs::path& experiment_dir) {
   BuildRequest r;
@@ -485,12 +499,22 @@ BuildRequest request_for_arm(const experiment::Experiment& e, const std::string&
   r.source = e.source;
   r.config = e.config;
   r.repo_dir = repo_dir;
-  for (auto& name : e.arms.at(arm).patches) {
-    auto beside = experiment_dir / name;
-    bool found_beside = !experiment_dir.empty() && fs::path(name).is_relative() &&
-                        fs::is_regular_file(beside);
-    r.patches.push_back(found_beside ? fs::absolute(beside).string() : name);
+  if (!r.source.path.empty()) r.source.path = resolve_experiment_file(r.source.path, experiment_dir, {}).string();
+  if (!r.config.base.empty() && !kConfigTargets.count(r.config.base))
+    r.config.base = resolve_experiment_file(r.config.base, experiment_dir, {}).string();
+  auto shipped = [&](const char* folder) {
+    return repo_dir.empty() ? fs::path() : repo_dir / folder;
+  };
+  for (auto& name : r.config.fragments) {
+    auto found = resolve_experiment_file(name, experiment_dir, {shipped("configs/kernel")});
+    // A bare name such as "btrfs-bench" may leave out ".config".
+    if (!fs::exists(found) && !repo_dir.empty() && fs::path(name).is_relative() &&
+        fs::is_regular_file(shipped("configs/kernel") / (name + ".config")))
+      found = shipped("configs/kernel") / (name + ".config");
+    name = found.string();
   }
+  for (auto& name : e.arms.at(arm).patches)
+    r.patches.push_back(resolve_experiment_file(name, experiment_dir, {shipped("kernel-patches"), repo_dir}).string());
   return r;
 }
 

@@ -88,9 +88,10 @@ nlohmann::json preflight(const BuildRequest& request, const Progress& progress);
 // The finished build for REQUEST if the cache holds it; never builds.
 std::optional<BuiltKernel> find_cached(const BuildRequest& request);
 
-// The request for ARM of an experiment: its source, config and the arm's patches. A
-// relative patch path is looked up next to the experiment file first (experiment_dir,
-// when known), then as resolve_patch does.
+// The request for ARM of an experiment: its source, config and the arm's patches, every
+// path made absolute. A relative name resolves to the experiment file's directory
+// (experiment_dir) first, then to the shipped folder (configs/kernel/ for fragments,
+// kernel-patches/ for patches); never to the current directory.
 BuildRequest request_for_arm(const experiment::Experiment& e, const std::string& arm,
                              const fs::path& repo_dir, const fs::path& experiment_dir = {});
 

@@ -21,19 +21,24 @@ void set_run_command(CLI::App& app, Context& context) {
   cmd->add_option("--tested-by", args->tested_by, "\"Name <email>\": adds Tested-by: to the reply block of a clean run");
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and the commands; touch nothing");
   cmd->callback([args, &context] {
+    // Every path is made absolute here, once: nothing below depends on the current
+    // directory, and no external command is handed a path relative to where it runs.
+    namespace fs = std::filesystem;
     pipeline::RunOptions o;
     if (!args->resume.empty()) {
       o.resume = true;
-      o.out_dir = args->resume;
+      o.out_dir = fs::absolute(args->resume).lexically_normal();
+      if (!args->experiment.empty()) o.experiment_file = fs::absolute(args->experiment).lexically_normal();
     } else if (args->experiment.empty()) {
       throw UserError("run needs an experiment file", "ksandwich run configs/experiments/default.json (or --resume DIR)");
     } else {
-      o.experiment_file = args->experiment;
-      auto stem = std::filesystem::path(args->experiment).stem().string();
+      o.experiment_file = fs::absolute(args->experiment).lexically_normal();
+      auto stem = o.experiment_file.stem().string();
       auto stamp = now_utc_iso8601();
       std::erase(stamp, ':');
-      o.out_dir = args->out.empty() ? std::filesystem::path("results") / (stem + "-" + stamp)
-                                    : std::filesystem::path(args->out);
+      o.out_dir = fs::absolute(args->out.empty() ? fs::path("results") / (stem + "-" + stamp)
+                                                 : fs::path(args->out))
+                      .lexically_normal();
     }
     o.dry_run = args->dry_run;
     o.tested_by = args->tested_by;

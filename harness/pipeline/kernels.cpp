@@ -42,10 +42,11 @@ void add_audit(RunKernels& k) {
 
 void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir) {
-  for (auto& fragment : e.config.fragments) build::resolve_fragment(fragment, repo_dir);
-  for (auto& [arm, spec] : e.arms)
-    for (auto& patch : build::request_for_arm(e, arm, repo_dir, experiment_dir).patches)
-      build::resolve_patch(patch, repo_dir);
+  for (auto& [arm, spec] : e.arms) {
+    auto request = build::request_for_arm(e, arm, repo_dir, experiment_dir);
+    for (auto& fragment : request.config.fragments) build::resolve_fragment(fragment, repo_dir);
+    for (auto& patch : request.patches) build::resolve_patch(patch, repo_dir);
+  }
 }
 
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
