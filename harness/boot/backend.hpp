@@ -43,6 +43,11 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // Whether each arm's kernel is built (and booted) for this backend's points.
+  virtual bool needs_kernels() const { return false; }
+  // Checks what the backend itself needs before anything is built or written; throws
+  // UserError with the fix. The qemu backend decides its accelerator here.
+  virtual void preflight() {}
   virtual nlohmann::json machine() = 0;  // recorded once per bundle
   // Never throws for a point that failed (that is data); throws Interrupted on Ctrl-C and
   // UserError for bad input found only now.
@@ -54,6 +59,8 @@ class Backend {
 struct BackendOptions {
   fs::path agent;        // ksandwich-agent binary
   fs::path fio_jobs_dir; // workloads/fio
+  std::string accel = "auto";  // qemu: auto | kvm | tcg (experiment qemu.accel)
+  fs::path cache_dir;          // qemu: where the KVM probe's answer is remembered; empty: nowhere
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);

@@ -75,6 +75,21 @@ std::string last_chars(const std::string& s, size_t n) {
   return s.size() <= n ? s : "..." + s.substr(s.size() - n);
 }
 
+// qemu.log opens with the command line the harness wrote; what QEMU said follows.
+std::string without_command_line(const std::string& log) {
+  if (!starts_with(log, "$ ")) return log;
+  auto end = log.find('\n');
+  return end == std::string::npos ? std::string() : log.substr(end + 1);
+}
+
+// The console's last few lines on one line, for a failure message: the cause first.
+std::string console_ending(std::string_view console) {
+  auto tail = trim(console_tail(console, 3));
+  if (tail.empty()) return "the console is empty";
+  std::replace(tail.begin(), tail.end(), '\n', ' ');
+  return "the console ends: " + last_chars(tail, 300);
+}
+
 std::string shell_line(const std::vector<std::string>& argv) {
   std::vector<std::string> quoted;
   for (auto& word : argv) quoted.push_back(shell_quote(word));
@@ -153,7 +168,7 @@ std::vector<std::string> qemu_argv(const QemuSpec& s) {
                 // Nothing QEMU would add by default: no NIC, no VGA, no monitor, no disks.
                 "-nodefaults", "-no-user-config", "-display", "none",
                 "-machine", std::string("q35,accel=") + (s.kvm ? "kvm" : "tcg"),
-                "-cpu", s.kvm ? "host" : "max",
+                "-cpu", cpu_model(s.kvm ? "kvm" : "tcg"),
                 "-smp", std::to_string(s.vcpus),
                 "-m", std::to_string(s.memory_mib),
                 "-kernel", s.kernel.string(),
@@ -339,12 +354,13 @@ std::optional<std::string> guest_failure(const GuestRun& run) {
       return "guest kernel panicked: " + trim(line);
   if (run.timed_out)
     return "guest did not finish within point_timeout_s = " + std::to_string(run.timeout_s) +
-           " s; QEMU was killed (see the console tail)";
+           " s; QEMU was killed; " + console_ending(run.console);
   if (report.guest.is_null()) {
-    if (run.qemu_exit_code != 0)
+    if (run.qemu_exit_code != 0 && !trim(run.qemu_output).empty())
       return "QEMU exited " + std::to_string(run.qemu_exit_code) + " before the guest reported: " +
-             trim(last_chars(run.qemu_output, 800));
-    return "the guest never reported: init did not start or found no results port (see the console tail)";
+             trim(last_chars(trim(run.qemu_output), 800));
+    return "the guest never reported (QEMU exited " + std::to_string(run.qemu_exit_code) +
+           "): init did not start or found no results port; " + console_ending(run.console);
   }
   auto clocksource = string_field(report.guest, "clocksource");
   if (is_jiffies(clocksource))
@@ -385,12 +401,26 @@ std::vector<std::string> console_findings(std::string_view console) {
 
 // ---- The backend --------------------------------------------------------------------
 
-QemuBackend::QemuBackend(BackendOptions options)
-    : options_(std::move(options)), kvm_(machine::have_kvm()) {}
+QemuBackend::QemuBackend(BackendOptions options) : options_(std::move(options)) {}
+
+const AccelChoice& QemuBackend::accel() {
+  if (!accel_) {
+    accel_ = choose_accel(options_.accel, options_.cache_dir);
+    std::fprintf(stderr, "ksandwich: QEMU accelerator: %s (%s%s)\n", accel_->accel.c_str(),
+                 accel_->reason.c_str(), accel_->remembered ? "; remembered from an earlier probe" : "");
+  }
+  return *accel_;
+}
 
 json QemuBackend::machine() {
   json m = machine::describe_host();
-  m["virtualization"] = kvm_ ? "kvm" : "tcg";
+  const auto& a = accel();
+  m["virtualization"] = a.accel;
+  m["accelerator"] = {{"used", a.accel},
+                      {"requested", a.requested},
+                      {"reason", a.reason},
+                      {"kvm_probe", a.kvm_probe.empty() ? json() : json(a.kvm_probe)},
+                      {"probe_remembered", a.remembered}};
   auto path = proc::find_program(kQemu);
   m["qemu"] = {{"binary", path ? json(path->string()) : json()}, {"version", qemu_version()}};
   return m;
@@ -401,7 +431,8 @@ QemuSpec QemuBackend::spec_for(const PointContext& ctx, const fs::path& initrd,
   const auto& e = ctx.experiment;
   QemuSpec s;
   s.qemu = kQemu;
-  s.kvm = kvm_;
+  // --dry-run decides nothing: it shows KVM only when the experiment insists on it.
+  s.kvm = accel_ ? accel_->accel == "kvm" : options_.accel == "kvm";
   s.vcpus = e.qemu.vcpus;
   s.memory_mib = e.qemu.memory_mib;
   s.kernel = ctx.kernel_image ? *ctx.kernel_image : fs::path("<bzImage of arm " + ctx.arm.name + ">");
@@ -419,7 +450,11 @@ std::string QemuBackend::describe_point(const PointContext& ctx) const {
   std::optional<fs::path> nvme;
   if (guest_storage(ctx.experiment.storage).kind == "nvme") nvme = nvme_image_path(ctx);
   auto spec = spec_for(ctx, initramfs_path(ctx.bundle_dir, plan), nvme);
-  return "$ " + shell_line(qemu_argv(spec)) + "\n# /ksandwich/plan.sh in the initramfs:\n" + plan;
+  std::string accel_note =
+      accel_ ? "# accelerator: " + accel_->accel + " (" + accel_->reason + ")\n"
+             : "# accelerator: " + options_.accel +
+                   (options_.accel == "auto" ? " (a KVM probe decides when the run starts; shown with tcg)" : "") + "\n";
+  return accel_note + "$ " + shell_line(qemu_argv(spec)) + "\n# /ksandwich/plan.sh in the initramfs:\n" + plan;
 }
 
 const Initramfs& QemuBackend::initramfs_for(const PointContext& ctx, const std::string& plan) {
@@ -454,6 +489,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
           "build the arm's kernel first (ksandwich build)");
   require(proc::have_program(kQemu), kQemu + " not found", "apt-get install qemu-system-x86");
   check_guest_fits(e);
+  const bool kvm = accel().accel == "kvm";
 
   auto plan = guest_plan(e, ctx.arm);
   const Initramfs& initramfs = initramfs_for(ctx, plan);
@@ -481,7 +517,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
                  .timed_out = run.timed_out,
                  .timeout_s = e.point_timeout_s,
                  .qemu_exit_code = run.exit_code,
-                 .qemu_output = try_read_file(qemu_log).value_or(""),
+                 .qemu_output = without_command_line(try_read_file(qemu_log).value_or("")),
                  .expected_release = ctx.kernel_release};
   const auto& report = guest.report;
 
@@ -497,7 +533,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
                  {"kernel_cmdline", host_env["kernel_cmdline"]},
                  {"clocksource", host_env["clocksource"]}};
   env.update(guest_environment(report.guest));
-  env["virtualization"] = kvm_ ? "kvm" : "tcg";
+  env["virtualization"] = kvm ? "kvm" : "tcg";
   env["vcpus"] = e.qemu.vcpus;
   env["memory_mib"] = e.qemu.memory_mib;
   env["vcpu_pinning"] = e.cpu >= 0 ? json{{"host_cpu", e.cpu}, {"method", "taskset"}} : json();

@@ -1,7 +1,8 @@
 #pragma once
 // The QEMU backend: boots the arm's bzImage with the run's hermetic initramfs, and takes
 // the guest's records and exit status from a virtio-serial port (never from the console,
-// which is saved as the point's log). KVM when /dev/kvm is usable, TCG otherwise.
+// which is saved as the point's log). KVM when a probe guest ran under it (boot/accel.hpp),
+// TCG otherwise; the bundle says which and why.
 //
 // The pure pieces (command line, kernel command line, the guest's plan, parsing what came
 // back, judging the point) are free functions so unit tests pin them down; QemuBackend
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "boot/accel.hpp"
 #include "boot/backend.hpp"
 #include "boot/initramfs.hpp"
 #include "experiment/experiment.hpp"
@@ -127,6 +129,8 @@ class QemuBackend : public Backend {
  public:
   explicit QemuBackend(BackendOptions options);
   std::string name() const override { return "qemu"; }
+  bool needs_kernels() const override { return true; }
+  void preflight() override { accel(); }
   nlohmann::json machine() override;
   PointResult run_point(const PointContext& context) override;
   // The QEMU command and the guest plan of the point.
@@ -136,9 +140,11 @@ class QemuBackend : public Backend {
   QemuSpec spec_for(const PointContext& context, const fs::path& initrd,
                     const std::optional<fs::path>& nvme_image) const;
   const Initramfs& initramfs_for(const PointContext& context, const std::string& plan);
+  // Decided on first use (never by --dry-run): the probe runs QEMU.
+  const AccelChoice& accel();
 
   BackendOptions options_;
-  bool kvm_ = false;
+  std::optional<AccelChoice> accel_;
   std::map<std::string, Initramfs> initramfs_by_plan_;  // built once per run (per plan)
 };
 

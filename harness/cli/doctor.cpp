@@ -2,11 +2,34 @@
 
 #include <nlohmann/json.hpp>
 
+#include "boot/accel.hpp"
 #include "cli/commands.hpp"
 #include "machine/doctor.hpp"
+#include "proc/runner.hpp"
+#include "source/source.hpp"
 #include "trace/function_counter.hpp"
+#include "util/error.hpp"
 
 namespace ks::cli {
+namespace {
+
+// Which accelerator the main job would get here, decided by the same probe `run` uses.
+machine::Check accelerator_check(std::string& accel) {
+  const std::string fix =
+      "TCG works everywhere but is slow and noisy; for KVM enable virtualization (firmware, nested "
+      "virtualization) and modprobe kvm_intel or kvm_amd";
+  if (!proc::have_program("qemu-system-x86_64")) return {"QEMU accelerator", false, false, true, "no QEMU", fix};
+  try {
+    auto choice = boot::choose_accel("auto", source::default_cache_root());
+    accel = choice.accel;
+    return {"QEMU accelerator", true, false, true, choice.accel + ": " + choice.reason,
+            choice.accel == "kvm" ? "" : fix};
+  } catch (const std::exception& e) {
+    return {"QEMU accelerator", false, false, true, e.what(), fix};
+  }
+}
+
+}  // namespace
 
 void set_doctor_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("doctor", "what this machine can do (KVM, QEMU, brd/zram/loop, btrfs, "
@@ -15,31 +38,42 @@ void set_doctor_command(CLI::App& app, Context& context) {
   cmd->add_flag("--json", *as_json, "print the checks as JSON");
   cmd->callback([as_json, &context] {
     auto checks = machine::doctor_checks();
+    std::string accel;
+    checks.push_back(accelerator_check(accel));
     // Whether calls can really be counted: a locked-down kernel lists the function tracer
     // but refuses to trace (EPERM), so the probe reads what counting needs.
     auto tracing = trace::probe_tracing();
     bool can_count = tracing.method != trace::kNoTracing;
-    checks.push_back({"ftrace call counting", can_count, false,
+    checks.push_back({"ftrace call counting", can_count, false, false,
                       can_count ? tracing.method + " in " + tracing.tracefs : tracing.reason,
                       "direct hits on the host need a kernel that allows tracing (no lockdown); "
                       "the qemu backend's kernels count in the guest"});
-    bool ready = true;
-    for (auto& c : checks) ready = ready && (c.ok || !c.required);
+    bool host_ready = true, main_ready = true;
+    for (auto& c : checks) {
+      host_ready = host_ready && (c.ok || !c.required);
+      main_ready = main_ready && (c.ok || !c.main_job);
+    }
     if (*as_json) {
-      nlohmann::json out{{"ready_for_host_sandwich", ready}, {"checks", nlohmann::json::array()}};
+      nlohmann::json out{{"ready_for_main_job", main_ready},
+                         {"main_job_accelerator", main_ready ? nlohmann::json(accel) : nlohmann::json()},
+                         {"ready_for_host_sandwich", host_ready},
+                         {"checks", nlohmann::json::array()}};
       for (auto& c : checks)
         out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"required", c.required},
-                                 {"detail", c.detail}, {"fix", c.ok ? "" : c.fix}});
+                                 {"main_job", c.main_job}, {"detail", c.detail}, {"fix", c.ok ? "" : c.fix}});
       fmt::print("{}\n", out.dump(2));
     } else {
       for (auto& c : checks) {
-        fmt::print("{:<6} {:<28} {}\n", c.ok ? "ok" : (c.required ? "MISSING" : "absent"), c.name, c.detail);
-        if (!c.ok) fmt::print("{:<6} {:<28} fix: {}\n", "", "", c.fix);
+        bool needed = c.required || c.main_job;
+        fmt::print("{:<6} {:<30} {}\n", c.ok ? "ok" : (needed ? "MISSING" : "absent"), c.name, c.detail);
+        if (!c.ok) fmt::print("{:<6} {:<30} fix: {}\n", "", "", c.fix);
       }
-      fmt::print("\n{}\n", ready ? "ready for the host sandwich"
-                                 : "not ready: fix the MISSING lines above");
+      fmt::print("\n{}\n{}\n",
+                 main_ready ? "ready for the main job (the QEMU sandwich, under " + accel + ")"
+                            : "not ready for the main job: fix the MISSING lines above",
+                 host_ready ? "ready for the host sandwich" : "not ready for the host sandwich: fix the MISSING lines above");
     }
-    context.exit_code = ready ? 0 : 2;
+    context.exit_code = main_ready || host_ready ? 0 : 2;
   });
 }
 

@@ -272,6 +272,8 @@ Experiment parse(const json& j) {
     Reader qr(*q, "/qemu");
     qr.get_positive("memory_mib", e.qemu.memory_mib);
     qr.get_positive("vcpus", e.qemu.vcpus);
+    qr.get("accel", e.qemu.accel);
+    qr.one_of("accel", e.qemu.accel, {"auto", "kvm", "tcg"});
     qr.reject_unknown();
   }
   r.reject_unknown();

@@ -96,6 +96,7 @@ struct Experiment {
   struct Qemu {
     uint32_t memory_mib = 2048;
     uint32_t vcpus = 1;
+    std::string accel = "auto";  // auto (KVM if a probe guest runs, else TCG) | kvm | tcg
   } qemu;
 
   nlohmann::json raw;  // the file as given, kept in the bundle

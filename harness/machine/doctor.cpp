@@ -15,9 +15,9 @@ namespace fs = std::filesystem;
 const std::string kSetup = "run tools/setup.sh as root";
 
 Check program(const std::string& name, const std::string& program, bool required,
-              const std::string& fix = kSetup) {
+              bool main_job = false) {
   auto path = proc::find_program(program);
-  return {name, path.has_value(), required, path ? path->string() : "not found", fix};
+  return {name, path.has_value(), required, main_job, path ? path->string() : "not found", kSetup};
 }
 
 }  // namespace
@@ -25,48 +25,49 @@ Check program(const std::string& name, const std::string& program, bool required
 std::vector<Check> doctor_checks() {
   std::vector<Check> checks;
   bool root = geteuid() == 0;
-  checks.push_back({"root", root, true, root ? "running as root" : "not root",
-                    "the harness formats and mounts devices: run as root"});
-  checks.push_back({"btrfs in the running kernel", have_filesystem("btrfs"), true,
+  checks.push_back({"root", root, true, true, root ? "running as root" : "not root",
+                    "the harness formats devices and keeps kernels in /var/cache/ksandwich: run as root"});
+  checks.push_back({"btrfs in the running kernel", have_filesystem("btrfs"), true, false,
                     have_filesystem("btrfs") ? "listed in /proc/filesystems" : "missing",
                     "modprobe btrfs"});
-  checks.push_back(program("mkfs.btrfs", "mkfs.btrfs", true));
+  checks.push_back(program("mkfs.btrfs", "mkfs.btrfs", true, true));
   bool uring = have_io_uring();
-  checks.push_back({"io_uring", uring, false, uring ? "io_uring_setup works" : "io_uring_setup failed",
+  checks.push_back({"io_uring", uring, false, false, uring ? "io_uring_setup works" : "io_uring_setup failed",
                     "check /proc/sys/kernel/io_uring_disabled and the kernel config (CONFIG_IO_URING)"});
 
   bool brd = fs::exists("/dev/ram0") || proc::run(proc::command({"modinfo", "brd"}, std::chrono::seconds(10))).ok();
-  checks.push_back({"brd (RAM block device)", brd, false, brd ? "available" : "not in this kernel",
+  checks.push_back({"brd (RAM block device)", brd, false, false, brd ? "available" : "not in this kernel",
                     "zram or loop over /dev/shm is used instead (storage.kind \"auto\")"});
   bool zram = fs::exists("/sys/class/zram-control/hot_add");
-  checks.push_back({"zram", zram, false, zram ? "/sys/class/zram-control present" : "missing",
+  checks.push_back({"zram", zram, false, false, zram ? "/sys/class/zram-control present" : "missing",
                     "modprobe zram"});
   bool loop = fs::exists("/dev/loop-control");
-  checks.push_back({"loop devices", loop, false, loop ? "/dev/loop-control present" : "missing",
+  checks.push_back({"loop devices", loop, false, false, loop ? "/dev/loop-control present" : "missing",
                     "modprobe loop"});
   checks.push_back(program("losetup", "losetup", false));
 
   auto preempt = preemption_mode();
-  checks.push_back({"preemption mode readable", preempt.has_value(), false,
+  checks.push_back({"preemption mode readable", preempt.has_value(), false, false,
                     preempt ? *preempt : "/sys/kernel/debug/sched/preempt unreadable",
                     "mount -t debugfs none /sys/kernel/debug"});
   auto governor = try_read_file("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  checks.push_back({"CPU frequency governor", governor.has_value(), false,
+  checks.push_back({"CPU frequency governor", governor.has_value(), false, false,
                     governor ? trim(*governor) : "no cpufreq (typical in a VM)",
                     "on a lab machine: cpupower frequency-set -g performance"});
 
   checks.push_back(program("fio", "fio", false));
-  bool kvm = have_kvm();
-  checks.push_back({"KVM", kvm, false, kvm ? "/dev/kvm usable" : "no /dev/kvm: QEMU will use TCG (slow, noisy)",
-                    "enable virtualization in firmware / nested virtualization, modprobe kvm_intel or kvm_amd"});
-  checks.push_back(program("QEMU", "qemu-system-x86_64", false));
-  checks.push_back({"busybox (static)", fs::exists("/bin/busybox"), false,
+  checks.push_back(program("QEMU", "qemu-system-x86_64", false, true));
+  checks.push_back({"busybox (static)", fs::exists("/bin/busybox"), false, true,
                     fs::exists("/bin/busybox") ? "/bin/busybox" : "missing", kSetup});
   bool source = fs::exists("/usr/src/linux-source-6.1.tar.xz");
-  checks.push_back({"default kernel source", source, false,
+  checks.push_back({"default kernel source", source, false, true,
                     source ? "/usr/src/linux-source-6.1.tar.xz" : "missing", kSetup});
-  for (auto tool : {"make", "gcc", "flex", "bison", "bc", "ccache"})
-    checks.push_back(program(std::string("kernel build: ") + tool, tool, false));
+  for (auto tool : {"make", "gcc", "flex", "bison", "bc", "ccache", "cpio", "gzip"})
+    checks.push_back(program(std::string("kernel build: ") + tool, tool, false, true));
+  bool jsonschema = proc::have_program("python3") && proc::run(proc::command({"python3", "-c", "import jsonschema"}, std::chrono::seconds(30))).ok();
+  checks.push_back({"python3-jsonschema (validate)", jsonschema, false, false,
+                    jsonschema ? "python3 imports jsonschema" : "missing: `ksandwich validate` cannot check schemas",
+                    "apt-get install python3-jsonschema"});
   return checks;
 }
 

@@ -9,6 +9,7 @@ struct Check {
   std::string name;
   bool ok = false;
   bool required = false;  // the host sandwich cannot run without it
+  bool main_job = false;  // the QEMU sandwich (the main job) cannot run without it
   std::string detail;     // what was found
   std::string fix;        // what to do when it is missing
 };

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -76,8 +77,13 @@ std::optional<std::string> preemption_mode() {
   return v->substr(open + 1, close - open - 1);
 }
 
+std::string kvm_device() {
+  const char* device = getenv("KSANDWICH_KVM_DEVICE");
+  return device && *device ? device : "/dev/kvm";
+}
+
 bool have_kvm() {
-  int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  int fd = open(kvm_device().c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   close(fd);
   return true;

@@ -18,7 +18,10 @@ nlohmann::json read_environment(int cpu);
 std::optional<std::string> preemption_mode();
 std::string clocksource();
 std::string kernel_release();
-bool have_kvm();         // /dev/kvm exists and can be opened read-write
+// The KVM device node: $KSANDWICH_KVM_DEVICE, else /dev/kvm. Tests point it at a node that
+// opens but runs nothing (/dev/null) to play a broken KVM on any machine.
+std::string kvm_device();
+bool have_kvm();         // the KVM device exists and can be opened read-write (no proof it works)
 bool have_io_uring();    // io_uring_setup works for this process
 bool have_filesystem(const std::string& name);  // listed in /proc/filesystems
 

@@ -15,6 +15,7 @@
 #include "pipeline/records.hpp"
 #include "proc/runner.hpp"
 #include "report/report.hpp"
+#include "source/source.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -172,24 +173,41 @@ int run(const RunOptions& o) {
   fs::path experiment_dir;
   if (o.resume) {
     bundle = load_for_resume(o.out_dir);
+    if (bundle.schema_version != evidence::kSchemaVersion)
+      throw UserError("cannot resume: " + (o.out_dir / "bundle.json").string() + " has schema_version " +
+                          std::to_string(bundle.schema_version) + "; this ksandwich writes " +
+                          std::to_string(evidence::kSchemaVersion),
+                      "resume it with the ksandwich that started it, or start a new run");
     e = experiment::parse(bundle.experiment);
+    if (!o.experiment_file.empty() &&
+        experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string()).raw != bundle.experiment)
+      throw UserError("cannot resume: " + o.experiment_file.string() + " is not the experiment " +
+                          o.out_dir.string() + " was started with",
+                      "resume with `ksandwich run --resume " + o.out_dir.string() +
+                          "` alone, or start a new run of the changed experiment");
     if (bundle.extra.is_object() && bundle.extra.contains("experiment_file"))
       experiment_dir = fs::path(bundle.extra["experiment_file"].get<std::string>()).parent_path();
   } else {
-    if (!fs::exists(o.experiment_file))
-      throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
-                      "pass a file such as configs/experiments/default.json");
-    e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+    if (o.experiment) {
+      e = experiment::parse(*o.experiment);
+    } else {
+      if (!fs::exists(o.experiment_file))
+        throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
+                        "pass a file such as configs/experiments/default.json");
+      e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+    }
     experiment_dir = fs::absolute(o.experiment_file).parent_path();
   }
   auto plan = experiment::plan_points(e);
-  auto backend = boot::make_backend(e.backend, {o.agent, o.repo_dir / "workloads/fio"});
-  const bool needs_kernels = e.backend == "qemu";
+  auto backend = boot::make_backend(
+      e.backend, {o.agent, o.repo_dir / "workloads/fio", e.qemu.accel, source::default_cache_root()});
+  const bool needs_kernels = backend->needs_kernels();
   if (o.dry_run) {
     print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
   }
   preflight(e, o);
+  backend->preflight();
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
@@ -229,7 +247,12 @@ int run(const RunOptions& o) {
     boot::PointResult result;
     try {
       result = backend->run_point(point_context(e, planned, o.out_dir, kernels));
-    } catch (const SystemError& err) {
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const UserError&) {
+      throw;
+    } catch (const std::exception& err) {  // the backend's cleanups ran while this unwound
+      result = {};
       result.status = "failed";
       result.failure = err.what();
     }

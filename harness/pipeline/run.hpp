@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace fs = std::filesystem;
 
 struct RunOptions {
   fs::path experiment_file;
+  // When set, the experiment itself (experiment_file still says where relative paths in it
+  // resolve): `calibrate` runs a derived experiment that exists in no file.
+  std::optional<nlohmann::json> experiment;
   fs::path out_dir;
   bool resume = false;
   bool dry_run = false;       // print the plan and the commands, touch nothing

@@ -14,6 +14,7 @@
 
 #include "proc/runner.hpp"
 #include "source/source.hpp"
+#include "support/broken_kvm.hpp"
 #include "support/paths.hpp"
 #include "support/sandwich.hpp"
 #include "support/skip.hpp"
@@ -140,4 +141,48 @@ TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct h
   CHECK(after["points"][2]["status"] == "ok");
   CHECK(after["rows"].size() == 3 * 2);
   CHECK_FALSE(qemu_running());
+}
+
+TEST_CASE("qemu sandwich on a KVM that opens but cannot run a guest: TCG, and the bundle says why") {
+  require_qemu_sandwich();
+  ks::test::TempDir tmp("ks-qemu-sandwich");
+  auto out = tmp.path / "out";
+  auto exp = tmp.path / "experiment.json";
+  auto e = experiment();
+  e["rounds"] = 1;
+  e.erase("direct_hits");
+  ks::write_file(exp, e.dump(2));
+
+  auto wrapper_dir = tmp.path / "bin";
+  fs::create_directories(wrapper_dir);
+  ks::proc::Command cmd;
+  cmd.argv = {ks::test::ksandwich_binary().string(), "run", exp.string(), "--out", out.string()};
+  cmd.timeout = std::chrono::minutes(40);
+  cmd.env = ks::test::broken_kvm_env(wrapper_dir);
+  cmd.env.push_back({"KSANDWICH_CACHE", (ks::source::default_cache_root() / "integration").string()});
+  auto r = ks::proc::run(cmd);
+  INFO(r.out << r.err);
+  REQUIRE(fs::exists(out / "bundle.json"));
+  auto bundle = read_json(out / "bundle.json");
+  for (auto& p : bundle["points"]) {
+    INFO("point " << p["id"] << ": " << p.value("failure", ""));
+    CHECK(p["status"] == "ok");
+    CHECK(p["environment"]["virtualization"] == "tcg");
+  }
+  const auto& accel = bundle["machine"]["accelerator"];
+  CHECK(accel["used"] == "tcg");
+  CHECK(accel["requested"] == "auto");
+  CHECK_THAT(accel["reason"].get<std::string>(), Catch::Contains("opens but cannot run a guest"));
+  CHECK_THAT(accel["kvm_probe"].get<std::string>(), Catch::Contains("failed to set MSR 0x10a"));
+  CHECK_THAT(r.err, Catch::Contains("QEMU accelerator: tcg"));
+  CHECK_THAT(ks::read_file(out / "report.txt"), Catch::Contains("accelerator tcg"));
+
+  // Asked for KVM explicitly: refused before anything is written, with QEMU's own words.
+  e["qemu"]["accel"] = "kvm";
+  ks::write_file(exp, e.dump(2));
+  cmd.argv = {ks::test::ksandwich_binary().string(), "run", exp.string(), "--out", (tmp.path / "out2").string()};
+  auto refused = ks::proc::run(cmd);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("failed to set MSR 0x10a"));
+  CHECK_FALSE(fs::exists(tmp.path / "out2"));
 }
