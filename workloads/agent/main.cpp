@@ -4,10 +4,12 @@
 // Exit status: 0 the rounds ran (failed rounds are data, marked "error"); 1 the workload
 // cannot run here at all, or no measured round succeeded; 2 bad input or environment;
 // 130 interrupted (the lines written so far stand).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "agent/canary.hpp"
 #include "agent/cpu.hpp"
 #include "agent/environment.hpp"
 #include "agent/host.hpp"
@@ -69,8 +71,10 @@ int run(const Options& o) {
       return false;
     }
     RoundResult r;
+    auto canary_before = time_canary();
     try {
       r = workload->run_round();
+      r.canary_ns = std::max(canary_before, time_canary());
     } catch (const Unsupported& e) {
       r.error = e.what();
       r.fatal = true;

@@ -34,6 +34,7 @@ Json round_record(const RoundContext& c, const RoundResult& r) {
   j["unexpected_results"] = r.unexpected;
   if (r.unexpected_detail) j["unexpected_detail"] = *r.unexpected_detail;
   j["cpu"] = c.cpu;
+  if (r.canary_ns) j["canary_ns"] = r.canary_ns;
   j["clock"] = {{"check", "CLOCK_MONOTONIC_RAW"},
                 {"elapsed_check_ns", r.clock.monotonic_raw_ns},
                 {"agree", clocks_agree(r.clock)}};

@@ -27,6 +27,7 @@ struct RoundResult {
   std::optional<double> iops;
   std::optional<double> bytes_per_s;
   std::optional<Json> fio;
+  uint64_t canary_ns = 0;   // the slower of the canaries timed just before and just after
 };
 
 // Why the round failed, if it did: the workload's error and/or the clock check.
