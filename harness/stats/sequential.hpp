@@ -18,7 +18,8 @@
 // simultaneously with the stated probability. One mechanism then decides both ways at any
 // look, and stopping for either reason keeps both error rates:
 //   - Change: the interval at level 1 - alpha/m excludes 0 (Bonferroni over m workloads,
-//     so the family-wise rate of a false change over the whole run is at most alpha);
+//     so the family-wise rate of a false change over the whole run is at most alpha, up
+//     to the cost of the t translation described below);
 //   - Equivalent (NO_CHANGE): the interval at level 1 - 2 alpha/m lies, read as ratios,
 //     strictly inside (1 - delta, 1 + delta), delta = material_pct / 100: each one-sided
 //     bound is a TOST test at alpha/m, and the same Bonferroni split makes the family-wise
