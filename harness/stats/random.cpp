@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "stats/normal.hpp"
+
 namespace ks::stats {
 namespace {
 
@@ -42,6 +44,10 @@ uint64_t Xoshiro256::below(uint64_t n) {
     const uint64_t x = next();
     if (limit == 0 || x < limit) return x % n;
   }
+}
+
+double normal_draw(Xoshiro256& rng) {
+  return normal_quantile((static_cast<double>(rng.next() >> 11) + 0.5) * 0x1p-53);
 }
 
 }  // namespace ks::stats

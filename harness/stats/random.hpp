@@ -24,4 +24,8 @@ class Xoshiro256 {
   uint64_t s_[4];
 };
 
+// A standard normal draw for simulations: the normal quantile of the uniform
+// (top 53 bits + 0.5) / 2^53, which is never 0 or 1. One rng.next() per draw.
+double normal_draw(Xoshiro256& rng);
+
 }  // namespace ks::stats

@@ -33,16 +33,17 @@ TEST_CASE("stats: Holm levels are alpha/m, alpha/(m-1), ... in ascending p order
   CHECK(levels[0] == Approx(0.05));
 }
 
-TEST_CASE("stats: minimum detectable effect uses t quantiles", "[stats]") {
-  // R 4.2.2: 100 * (qt(.975, df) + qt(.8, df)) * se
-  CHECK(ks::stats::mde_pct(0.01, 1e6) == Approx(2.801587949828091).epsilon(1e-9));  // ~2.80 SE
-  CHECK(ks::stats::mde_pct(0.01, 10) == Approx(100 * (2.22813885198627393 + 0.87905782855058934) * 0.01).epsilon(1e-13));
-  CHECK(ks::stats::mde_pct(0.01, 1) == Approx(100 * (12.70620473617469415 + 1.37638192047117403) * 0.01).epsilon(1e-13));
+TEST_CASE("stats: minimum detectable effect uses the exact power of the t test", "[stats]") {
+  // mpmath 1.3.0: 100 se ncp, ncp the root of P(|T'(df, ncp)| > t_{.975, df}) = 0.8. The
+  // older shortcut 100 (qt(.975, df) + qt(.8, df)) se said 2.8016, 3.1072 and 14.083.
+  CHECK(ks::stats::mde_pct(0.01, 1e6) == Approx(2.8015844775574112).epsilon(1e-8));  // ~2.80 SE
+  CHECK(ks::stats::mde_pct(0.01, 10) == Approx(3.1099681015776223).epsilon(1e-8));
+  CHECK(ks::stats::mde_pct(0.01, 1) == Approx(16.334008869920991).epsilon(1e-8));
 }
 
 TEST_CASE("stats: blocks needed to bring the MDE to the threshold", "[stats]") {
-  // scipy 1.10.1: smallest k >= max(k0, 2) with
-  //   100 (t.ppf(.975, 2k-2) + t.ppf(.8, 2k-2)) sd sqrt(2/k) <= target
+  // Smallest k >= max(k0, 2) with mde_pct(sd sqrt(2/k), 2k-2) <= target. scipy 1.10.1 with
+  // the older t-quantile shortcut and mpmath 1.3.0 with the exact power agree on all five.
   CHECK(ks::stats::blocks_needed(0.01, 1.0, 3) == 17);
   CHECK(ks::stats::blocks_needed(0.02, 1.0, 6) == 64);
   CHECK(ks::stats::blocks_needed(0.001, 1.0, 3) == 3);  // already enough: what was run

@@ -1,0 +1,296 @@
+#include "stats/sequential.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+
+#include "stats/noncentral_t.hpp"
+#include "stats/normal.hpp"
+#include "stats/random.hpp"
+#include "stats/student_t.hpp"
+
+namespace ks::stats {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double normal_pdf(double x) { return std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }
+
+// Simpson's rule on [-half, half]: points and weights (step h, an even number of intervals).
+void simpson_grid(double half, double h_max, std::vector<double>& z, std::vector<double>& w) {
+  int n = static_cast<int>(std::ceil(2 * half / h_max));
+  n = std::max(n + (n % 2), 2);
+  const double h = 2 * half / n;
+  z.resize(n + 1);
+  w.resize(n + 1);
+  for (int i = 0; i <= n; ++i) {
+    z[i] = -half + i * h;
+    w[i] = h / 3 * ((i == 0 || i == n) ? 1 : (i % 2 ? 4 : 2));
+  }
+}
+
+// A two-sided t critical value with the same tail as the z boundary c.
+double t_critical(double c, int df) {
+  const double tail = normal_sf(c);  // one side
+  if (!(tail > 0)) return kInf;
+  return -student_t_quantile(tail, df);
+}
+
+void check(const SequentialDesign& d) {
+  if (!(d.min_blocks >= 3 && d.min_blocks <= d.max_blocks && d.alpha > 0 && d.alpha < 0.5 &&
+        d.workloads >= 1 && d.material_pct > 0))
+    throw std::invalid_argument("sequential design: need 3 <= min_blocks <= max_blocks, "
+                                "0 < alpha < 0.5, workloads >= 1, material_pct > 0");
+}
+
+double mean_of(std::span<const double> x) {
+  double s = 0;
+  for (double v : x) s += v;
+  return s / static_cast<double>(x.size());
+}
+
+double sd_of(std::span<const double> x, double mean) {
+  double s = 0;
+  for (double v : x) s += (v - mean) * (v - mean);
+  return std::sqrt(s / static_cast<double>(x.size() - 1));
+}
+
+// The recursion of obf_boundaries. Z_j = S_j / sqrt(I_j), S a Brownian motion in the
+// information I (here the fraction t). Given Z_{j-1} = u, Z_j = (u b + X) / a with
+// a = sqrt(I_j), b = sqrt(I_{j-1}) and X ~ N(0, sd^2), sd^2 = I_j - I_{j-1}.
+// A Path holds the sub-density of Z_{j-1} over the paths that have not stopped, times
+// Simpson weights, on the grid z.
+struct Step {
+  double a, b, sd;
+  Step(double t_prev, double t) : a(std::sqrt(t)), b(std::sqrt(t_prev)), sd(std::sqrt(t - t_prev)) {}
+};
+struct Path {
+  std::vector<double> z, g;
+};
+
+// P(not stopped before, |Z_j| >= c).
+double exit_probability(const Path& p, const Step& s, double c) {
+  double sum = 0;
+  for (std::size_t i = 0; i < p.z.size(); ++i)
+    sum += p.g[i] * (normal_sf((c * s.a - p.z[i] * s.b) / s.sd) + normal_sf((c * s.a + p.z[i] * s.b) / s.sd));
+  return sum;
+}
+
+// The c at which exit_probability falls to `target` (it decreases in c), by bisection.
+double solve_boundary(const Path& p, const Step& s, double target) {
+  double lo = 0, hi = 50;
+  while (hi - lo > 1e-10) {
+    const double mid = lo + (hi - lo) / 2;
+    (exit_probability(p, s, mid) > target ? lo : hi) = mid;
+  }
+  return lo + (hi - lo) / 2;
+}
+
+// The sub-density of Z_j on (-c, c) (cut at +-12, where it is below 1e-31) on a Simpson grid
+// of step at most h: the first look's is the normal density; later ones integrate the
+// previous density against the normal transition kernel, over the u within 10 kernel sds
+// (sd / b) of z' a / b, which carry all but 1e-22 of it.
+Path carry(const Path* previous, const Step* s, double c, double h_max) {
+  Path next;
+  std::vector<double> w;
+  simpson_grid(std::min(c, 12.0), h_max, next.z, w);
+  next.g.assign(next.z.size(), 0.0);
+  for (std::size_t k = 0; k < next.z.size(); ++k) {
+    if (!previous) {
+      next.g[k] = w[k] * normal_pdf(next.z[k]);
+      continue;
+    }
+    const auto& z = previous->z;
+    const double h = z[1] - z[0], centre = next.z[k] * s->a / s->b, reach = 10 * s->sd / s->b;
+    const auto n = static_cast<std::ptrdiff_t>(z.size());
+    const auto first = std::max<std::ptrdiff_t>(0, std::floor((centre - reach - z[0]) / h));
+    const auto last = std::min<std::ptrdiff_t>(n - 1, std::ceil((centre + reach - z[0]) / h));
+    double density = 0;
+    for (auto i = first; i <= last; ++i)
+      density += previous->g[i] * normal_pdf((next.z[k] * s->a - z[i] * s->b) / s->sd);
+    next.g[k] = w[k] * density * s->a / s->sd;
+  }
+  return next;
+}
+
+}  // namespace
+
+double obf_spent(double alpha, double t) {
+  if (!(alpha > 0 && alpha < 1 && t >= 0 && t <= 1)) throw std::invalid_argument("obf_spent: bad argument");
+  if (t == 0) return 0;
+  return 4 * normal_sf(-normal_quantile(alpha / 4) / std::sqrt(t));
+}
+
+std::vector<double> obf_boundaries(std::span<const double> t, double alpha) {
+  // Grid steps: a quarter of the transition kernel's sd in z (8 per sd: 20x closer
+  // boundaries, twice the time), and at most 0.05.
+  constexpr double kStepsPerKernelSd = 4, kStepMax = 0.05;
+  std::vector<double> c;
+  Path path;
+  for (std::size_t j = 0; j < t.size(); ++j) {
+    if (!(t[j] > 0 && t[j] <= 1) || (j > 0 && !(t[j] > t[j - 1])))
+      throw std::invalid_argument("obf boundaries: fractions must increase within (0, 1]");
+    const double target = obf_spent(alpha, t[j]) - (j > 0 ? obf_spent(alpha, t[j - 1]) : 0.0);
+    if (!(target > 0))
+      c.push_back(kInf);  // spends nothing representable: never crossed
+    else if (j == 0)
+      c.push_back(-normal_quantile(target / 2));
+    else
+      c.push_back(solve_boundary(path, Step(t[j - 1], t[j]), target));
+    if (j + 1 == t.size()) break;
+    // Fine enough for this step's kernel (sd sqrt(D_j / I_j) in z) and the next one's.
+    double kernel_sd = std::sqrt((t[j + 1] - t[j]) / t[j]);
+    if (j > 0) kernel_sd = std::min(kernel_sd, std::sqrt((t[j] - t[j - 1]) / t[j]));
+    const double h = std::min(kStepMax, kernel_sd / kStepsPerKernelSd);
+    if (j == 0) {
+      path = carry(nullptr, nullptr, c[j], h);
+    } else {
+      const Step step(t[j - 1], t[j]);
+      path = carry(&path, &step, c[j], h);
+    }
+  }
+  return c;
+}
+
+SequentialBoundaries sequential_boundaries(const SequentialDesign& design) {
+  check(design);
+  std::vector<double> fractions;
+  for (int k = design.min_blocks; k <= design.max_blocks; ++k)
+    fractions.push_back(static_cast<double>(k) / design.max_blocks);
+  const double alpha_w = design.alpha / design.workloads;
+  const auto change_z = obf_boundaries(fractions, alpha_w);
+  const auto equivalence_z = obf_boundaries(fractions, 2 * alpha_w);
+  SequentialBoundaries b;
+  b.min_blocks = design.min_blocks;
+  for (std::size_t j = 0; j < fractions.size(); ++j) {
+    const int df = design.min_blocks + static_cast<int>(j) - 1;
+    b.change.push_back(t_critical(change_z[j], df));
+    b.equivalence.push_back(t_critical(equivalence_z[j], df));
+  }
+  return b;
+}
+
+LookResult look(const SequentialDesign& design, const SequentialBoundaries& boundaries,
+                std::span<const double> d) {
+  check(design);
+  const int k = static_cast<int>(d.size());
+  if (k > design.max_blocks) throw std::invalid_argument("sequential look: more blocks than max_blocks");
+  for (double v : d)
+    if (!std::isfinite(v)) throw std::invalid_argument("sequential look: a block log ratio is not finite");
+  LookResult r;
+  if (k < 3) return r;  // NoClaim: no spread to judge by
+  r.estimate_log = mean_of(d);
+  r.df = k - 1;
+  const double delta = design.material_pct / 100;
+  r.material = std::fabs(std::expm1(r.estimate_log)) >= delta;
+  const double se = sd_of(d, r.estimate_log) / std::sqrt(k);
+  if (!(se > 0)) return r;  // NoClaim: zero spread would make any interval a point
+  if (k < design.min_blocks) {
+    r.decision = LookResult::Continue;
+    return r;
+  }
+  const auto j = static_cast<std::size_t>(k - boundaries.min_blocks);
+  if (boundaries.min_blocks != design.min_blocks || j >= boundaries.change.size())
+    throw std::invalid_argument("sequential look: boundaries of another design");
+  r.critical = boundaries.change[j];
+  r.critical_equivalence = boundaries.equivalence[j];
+  r.lo_log = r.estimate_log - r.critical * se;
+  r.hi_log = r.estimate_log + r.critical * se;
+  r.eq_lo_log = r.estimate_log - r.critical_equivalence * se;
+  r.eq_hi_log = r.estimate_log + r.critical_equivalence * se;
+  if (r.lo_log > 0 || r.hi_log < 0)
+    r.decision = LookResult::Change;
+  else if (r.eq_lo_log > std::log1p(-delta) && r.eq_hi_log < std::log1p(delta))
+    r.decision = LookResult::Equivalent;
+  else
+    r.decision = k == design.max_blocks ? LookResult::NoClaim : LookResult::Continue;
+  return r;
+}
+
+LookResult look(const SequentialDesign& design, std::span<const double> d) {
+  check(design);
+  return look(design, sequential_boundaries(design), d);
+}
+
+SimulatedRuns simulate_runs(const SequentialDesign& design, const SequentialBoundaries& boundaries,
+                            double sd, std::span<const double> effects_log, int runs,
+                            unsigned long long seed) {
+  check(design);
+  if (runs < 1 || effects_log.empty()) throw std::invalid_argument("simulate_runs: nothing to simulate");
+  const std::size_t m = effects_log.size();
+  Xoshiro256 rng(seed);
+  SimulatedRuns out;
+  out.change_rate.assign(m, 0.0);
+  out.material_rate.assign(m, 0.0);
+  double blocks = 0, any_material = 0;
+  std::vector<std::vector<double>> d(m);
+  std::vector<bool> decided(m);
+  for (int run = 0; run < runs; ++run) {
+    for (auto& x : d) x.clear();
+    decided.assign(m, false);
+    bool material_somewhere = false;
+    int k = 0;
+    while (k < design.max_blocks) {
+      ++k;
+      for (std::size_t w = 0; w < m; ++w) d[w].push_back(effects_log[w] + sd * normal_draw(rng));
+      if (k < design.min_blocks) continue;
+      bool all = true;
+      for (std::size_t w = 0; w < m; ++w) {
+        if (decided[w]) continue;
+        const auto r = look(design, boundaries, d[w]);
+        if (r.decision == LookResult::Change) {
+          out.change_rate[w] += 1;
+          if (r.material) {
+            out.material_rate[w] += 1;
+            material_somewhere = true;
+          }
+        }
+        decided[w] = r.decision == LookResult::Change || r.decision == LookResult::Equivalent;
+        all = all && decided[w];
+      }
+      if (all) break;
+    }
+    blocks += k;
+    any_material += material_somewhere;
+  }
+  out.mean_blocks = blocks / runs;
+  out.any_material_change_rate = any_material / runs;
+  for (std::size_t w = 0; w < m; ++w) {
+    out.change_rate[w] /= runs;
+    out.material_rate[w] /= runs;
+  }
+  return out;
+}
+
+Plan plan_blocks(double sd, double target_mde_pct, double alpha, double power, int workloads,
+                 int min_blocks, int max_blocks) {
+  if (!(sd > 0 && target_mde_pct > 0 && power > 0 && power < 1))
+    throw std::invalid_argument("plan_blocks: need sd > 0, target > 0 and 0 < power < 1");
+  SequentialDesign design{min_blocks, max_blocks, alpha, workloads, target_mde_pct};
+  check(design);
+  const double effect = std::log1p(target_mde_pct / 100), alpha_w = alpha / workloads;
+  auto ncp = [&](int k) { return effect / (sd / std::sqrt(k)); };
+  // The fixed-sample test (no interim looks) is at least as powerful at its last look:
+  // start the search where it first reaches the power.
+  int k = min_blocks;
+  while (k < max_blocks && t_test_power(ncp(k), k - 1, alpha_w) < power) ++k;
+  Plan plan;
+  for (;; ++k) {
+    design.max_blocks = k;
+    const auto b = sequential_boundaries(design);
+    plan.k_max = k;
+    plan.power = t_test_power_at(b.change.back(), k - 1, ncp(k));
+    plan.reached = plan.power >= power;
+    if (plan.reached || k >= max_blocks) {
+      std::vector<double> effects(workloads, 0.0);
+      plan.expected_blocks_null = simulate_runs(design, b, sd, effects, 4000, 1).mean_blocks;
+      effects[0] = effect;
+      plan.expected_blocks_effect = simulate_runs(design, b, sd, effects, 4000, 2).mean_blocks;
+      return plan;
+    }
+  }
+}
+
+}  // namespace ks::stats

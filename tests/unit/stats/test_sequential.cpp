@@ -1,0 +1,339 @@
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "stats/noncentral_t.hpp"
+#include "stats/normal.hpp"
+#include "stats/random.hpp"
+#include "stats/sequential.hpp"
+#include "stats/student_t.hpp"
+
+namespace st = ks::stats;
+using V = std::vector<double>;
+using Decision = st::LookResult::Decision;
+
+TEST_CASE("stats: O'Brien-Fleming-type spending spends alpha by t = 1", "[stats]") {
+  CHECK(st::obf_spent(0.05, 0.0) == 0.0);
+  CHECK(st::obf_spent(0.05, 1.0) == Approx(0.05).epsilon(1e-12));
+  CHECK(st::obf_spent(0.01, 1.0) == Approx(0.01).epsilon(1e-12));
+  // Almost nothing early: 4 (1 - Phi(z_{.9875} / sqrt(.2))), gsDesign sfLDOF at t = .2.
+  CHECK(st::obf_spent(0.05, 0.2) == Approx(4 * st::normal_sf(2.241402727604947 / std::sqrt(0.2))).epsilon(1e-9));
+  CHECK(st::obf_spent(0.05, 0.2) < 2e-6);
+  double previous = 0;
+  for (double t = 0.05; t <= 1.0; t += 0.05) {
+    CHECK(st::obf_spent(0.05, t) > previous);
+    previous = st::obf_spent(0.05, t);
+  }
+}
+
+TEST_CASE("stats: Lan-DeMets OBF boundaries for 5 equally spaced looks", "[stats]") {
+  // Published (gsDesign sfLDOF, two-sided symmetric, alpha 0.025 per side; ldbounds):
+  // 4.877, 3.357, 2.680, 2.290, 2.031. An independent recursion (Python, on the score scale,
+  // trapezoid rule with 1,500 and 3,000 points) gives 4.87688, 3.35701, 2.68028, 2.28982,
+  // 2.03103. (The 2.040 sometimes quoted for the last look is the original O'Brien-Fleming
+  // design's constant, not the spending-function version.)
+  const auto c = st::obf_boundaries(V{0.2, 0.4, 0.6, 0.8, 1.0}, 0.05);
+  REQUIRE(c.size() == 5);
+  const V expected{4.87688, 3.35701, 2.68028, 2.28982, 2.03103};
+  for (std::size_t j = 0; j < 5; ++j) CHECK(c[j] == Approx(expected[j]).margin(2e-4));
+  // A single look is the fixed-sample test.
+  CHECK(st::obf_boundaries(V{1.0}, 0.05)[0] == Approx(1.959963984540054).epsilon(1e-9));
+}
+
+TEST_CASE("stats: OBF boundaries spend what they promise (seeded Monte Carlo)", "[stats]") {
+  // 200,000 Brownian paths with 5 equal increments: the share that ever crosses is alpha,
+  // and the share first crossing at each look is the spending increment. Binomial sd of the
+  // total ~0.0005.
+  const V t{0.2, 0.4, 0.6, 0.8, 1.0};
+  const auto c = st::obf_boundaries(t, 0.05);
+  st::Xoshiro256 rng(20240501);
+  const int runs = 200000;
+  std::vector<int> first(5, 0);
+  for (int r = 0; r < runs; ++r) {
+    double s = 0;
+    for (int j = 0; j < 5; ++j) {
+      s += std::sqrt(0.2) * st::normal_draw(rng);
+      if (std::fabs(s / std::sqrt(t[j])) >= c[j]) {
+        ++first[j];
+        break;
+      }
+    }
+  }
+  int total = 0;
+  for (int n : first) total += n;
+  CHECK(total / double(runs) == Approx(0.05).margin(0.002));
+  const double spent_by_3 = st::obf_spent(0.05, 0.6);  // 0.0077
+  CHECK((first[0] + first[1] + first[2]) / double(runs) == Approx(spent_by_3).margin(0.001));
+}
+
+TEST_CASE("stats: many looks keep the boundaries ordered and finite where it matters", "[stats]") {
+  V t;
+  for (int k = 3; k <= 40; ++k) t.push_back(k / 40.0);
+  const auto c = st::obf_boundaries(t, 0.05);
+  REQUIRE(c.size() == t.size());
+  for (std::size_t j = 1; j < c.size(); ++j) CHECK(c[j] < c[j - 1]);
+  // The last look stays near the fixed-sample 1.96 (OBF spends little early): 2.155 with a
+  // look after every block from 3 to 40, against 2.031 with 5 looks and 2.24 for
+  // continuous monitoring.
+  CHECK(c.back() == Approx(2.155).margin(0.001));
+  CHECK_THROWS(st::obf_boundaries(V{0.5, 0.4}, 0.05));
+}
+
+TEST_CASE("stats: a single-look design is the fixed-sample t test and TOST", "[stats]") {
+  const st::SequentialDesign design{5, 5, 0.05, 2, 1.0};
+  const auto b = st::sequential_boundaries(design);
+  REQUIRE(b.change.size() == 1);
+  // alpha/m = 0.025: the change interval is 97.5%, the equivalence interval 95%.
+  CHECK(b.change[0] == Approx(-st::student_t_quantile(0.0125, 4)).epsilon(1e-6));
+  CHECK(b.equivalence[0] == Approx(-st::student_t_quantile(0.025, 4)).epsilon(1e-6));
+}
+
+TEST_CASE("stats: sequential looks decide change, equivalence, or nothing", "[stats]") {
+  const st::SequentialDesign design{3, 10, 0.05, 1, 1.0};
+  const auto b = st::sequential_boundaries(design);
+  REQUIRE(b.change.size() == 8);
+  REQUIRE(b.equivalence.size() == 8);
+  for (std::size_t j = 0; j < 8; ++j) CHECK(b.equivalence[j] < b.change[j]);
+
+  // Too few blocks, or no spread: no claim (never a p-value of 0).
+  CHECK(st::look(design, b, V{0.1, 0.2}).decision == Decision::NoClaim);
+  CHECK(st::look(design, b, V{0.05, 0.05, 0.05, 0.05}).decision == Decision::NoClaim);
+  CHECK_THROWS(st::look(design, b, V(11, 0.01)));
+  CHECK_THROWS(st::look(design, b, V{0.1, NAN, 0.2}));
+
+  // A clear 20% slowdown, 1% noise, 4 blocks: a material change.
+  const V slow{0.19, 0.18, 0.185, 0.175};
+  const auto r = st::look(design, b, slow);
+  CHECK(r.decision == Decision::Change);
+  CHECK(r.material);
+  CHECK(r.df == 3);
+  CHECK(r.critical == Approx(b.change[1]));
+  const double mean = 0.1825, se = std::sqrt(((0.0075 * 0.0075) * 2 + (0.0025 * 0.0025) * 2) / 3) / 2;
+  CHECK(r.estimate_log == Approx(mean));
+  CHECK(r.lo_log == Approx(mean - b.change[1] * se));
+  CHECK(r.hi_log == Approx(mean + b.change[1] * se));
+  CHECK(r.eq_lo_log == Approx(mean - b.equivalence[1] * se));
+
+  // A tiny steady change: significant but not material.
+  const V tiny{0.0021, 0.0020, 0.0019, 0.0020, 0.0021, 0.0019, 0.0020};
+  const auto small = st::look(design, b, tiny);
+  CHECK(small.decision == Decision::Change);
+  CHECK_FALSE(small.material);
+
+  // Quiet A/A data with a spread of 0.1%: equivalent to within 1% by the sixth block.
+  const V quiet{0.001, -0.001, 0.0005, -0.0005, 0.0, 0.0002};
+  CHECK(st::look(design, b, quiet).decision == Decision::Equivalent);
+  // Noisy A/A data: undecided, Continue before the cap and NoClaim at it.
+  const V noisy3{0.02, -0.03, 0.01};
+  CHECK(st::look(design, b, noisy3).decision == Decision::Continue);
+  const V noisy10{0.02, -0.03, 0.01, 0.04, -0.02, 0.0, 0.03, -0.04, 0.02, -0.01};
+  CHECK(st::look(design, b, noisy10).decision == Decision::NoClaim);
+  // Before min_blocks there is no look.
+  const st::SequentialDesign later{5, 10, 0.05, 1, 1.0};
+  CHECK(st::look(later, slow).decision == Decision::Continue);
+}
+
+TEST_CASE("stats: the plan is the smallest k_max with the wanted final-look power", "[stats]") {
+  const auto plan = st::plan_blocks(0.01, 1.0, 0.05, 0.8, 3, 3, 200);
+  REQUIRE(plan.reached);
+  CHECK(plan.power >= 0.8);
+  const double effect = std::log(1.01);
+  auto power_at = [&](int k) {
+    const auto b = st::sequential_boundaries({3, k, 0.05, 3, 1.0});
+    return st::t_test_power_at(b.change.back(), k - 1, effect / (0.01 / std::sqrt(k)));
+  };
+  CHECK(power_at(plan.k_max) == Approx(plan.power));
+  CHECK(power_at(plan.k_max - 1) < 0.8);
+  // The fixed-sample paired t test at alpha/3 needs fewer or the same.
+  CHECK(st::t_test_power(effect / (0.01 / std::sqrt(plan.k_max)), plan.k_max - 1, 0.05 / 3) >= 0.8);
+  CHECK(plan.expected_blocks_null <= plan.k_max);
+  CHECK(plan.expected_blocks_effect < plan.k_max);
+  WARN("plan for sd 1%, MDE 1%, 3 workloads: k_max " << plan.k_max << ", power " << plan.power
+                                                      << ", expected blocks " << plan.expected_blocks_null
+                                                      << " (no change) / " << plan.expected_blocks_effect
+                                                      << " (one workload changed by 1%)");
+  // Hopeless: the cap, and it says so.
+  const auto capped = st::plan_blocks(0.05, 1.0, 0.05, 0.8, 1, 3, 20);
+  CHECK_FALSE(capped.reached);
+  CHECK(capped.k_max == 20);
+  CHECK(capped.power < 0.8);
+}
+
+namespace {
+
+struct RunCounts {
+  int any_material_change = 0, any_change = 0;
+  int change_on_first = 0, material_on_first = 0, equivalent_on_first = 0, change_on_others = 0;
+  long blocks = 0;
+};
+
+// The whole procedure, written out plainly: three workloads, normal block log ratios with sd
+// `sigma`, looks after each block from min_blocks, a workload stops at its first Change or
+// Equivalent, the run stops when every workload is decided or at max_blocks.
+RunCounts simulate(const st::SequentialDesign& design, double sigma, const V& effects, int runs,
+                   uint64_t seed) {
+  const auto b = st::sequential_boundaries(design);
+  st::Xoshiro256 rng(seed);
+  RunCounts counts;
+  const std::size_t m = effects.size();
+  for (int run = 0; run < runs; ++run) {
+    std::vector<V> d(m);
+    std::vector<Decision> decision(m, Decision::Continue);
+    std::vector<bool> material(m, false);
+    int k = 0;
+    bool all_decided = false;
+    while (!all_decided && k < design.max_blocks) {
+      ++k;
+      for (std::size_t w = 0; w < m; ++w) d[w].push_back(effects[w] + sigma * st::normal_draw(rng));
+      if (k < design.min_blocks) continue;
+      all_decided = true;
+      for (std::size_t w = 0; w < m; ++w) {
+        if (decision[w] == Decision::Change || decision[w] == Decision::Equivalent) continue;
+        const auto r = st::look(design, b, d[w]);
+        decision[w] = r.decision;
+        material[w] = r.material;
+        if (r.decision != Decision::Change && r.decision != Decision::Equivalent) all_decided = false;
+      }
+    }
+    counts.blocks += k;
+    bool any_change = false, any_material = false, others = false;
+    for (std::size_t w = 0; w < m; ++w) {
+      if (w > 0) others = others || decision[w] == Decision::Change;
+      any_change = any_change || decision[w] == Decision::Change;
+      any_material = any_material || (decision[w] == Decision::Change && material[w]);
+    }
+    counts.any_change += any_change;
+    counts.any_material_change += any_material;
+    counts.change_on_first += decision[0] == Decision::Change;
+    counts.material_on_first += decision[0] == Decision::Change && material[0];
+    counts.equivalent_on_first += decision[0] == Decision::Equivalent;
+    counts.change_on_others += others;
+  }
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("stats: the sequential procedure keeps its error rates (seeded simulation)", "[stats]") {
+  // Planned as a maintainer would: a 1% target, three workloads, and a between-block sd of d
+  // of 1% (k_max 15) or 2.5% (k_max ~90: many looks at few degrees of freedom).
+  const double target_pct = 1.0;
+  const int runs = 10000;
+  for (double sigma : {0.01, 0.025}) {
+    const auto plan = st::plan_blocks(sigma, target_pct, 0.05, 0.8, 3, 3, 200);
+    REQUIRE(plan.reached);
+    const st::SequentialDesign design{3, plan.k_max, 0.05, 3, target_pct};
+
+    // A/A: no workload changes. A material change on any workload is a false alarm.
+    const auto null = simulate(design, sigma, V{0, 0, 0}, runs, 7);
+    std::printf("sequential A/A (sd %.1f%%, k_max %d, %d runs): material false alarm on any "
+                "workload %.4f (any change %.4f), mean blocks %.2f (plan %.2f)\n",
+                100 * sigma, plan.k_max, runs, null.any_material_change / double(runs),
+                null.any_change / double(runs), null.blocks / double(runs), plan.expected_blocks_null);
+    CHECK(null.any_material_change <= runs * 5 / 100);
+
+    // One workload changed by exactly the target: the change is called in >= 80% of runs.
+    const auto effect = simulate(design, sigma, V{std::log1p(target_pct / 100), 0, 0}, runs, 8);
+    std::printf("sequential power at the 1%% target (sd %.1f%%): change called %.4f (material "
+                "%.4f, wrongly equivalent %.4f; planned final-look power %.4f), other workloads' "
+                "false alarm %.4f, mean blocks %.2f (plan %.2f)\n",
+                100 * sigma, effect.change_on_first / double(runs),
+                effect.material_on_first / double(runs), effect.equivalent_on_first / double(runs),
+                plan.power, effect.change_on_others / double(runs), effect.blocks / double(runs),
+                plan.expected_blocks_effect);
+    CHECK(effect.change_on_first >= runs * 80 / 100);
+
+    // The plan's own expected blocks (4,000 runs of simulate_runs) agree with these.
+    CHECK(plan.expected_blocks_null == Approx(null.blocks / double(runs)).margin(0.02 * plan.k_max));
+    CHECK(plan.expected_blocks_effect == Approx(effect.blocks / double(runs)).margin(0.02 * plan.k_max));
+  }
+}
+
+namespace {
+
+// One point's summary under TCG-like noise: 10 rounds around the point's level, each
+// ln-normal with sd 1% and, one round in 20, twice as slow. Median or mean of the rounds.
+double point_summary(st::Xoshiro256& rng, double level_log, bool median) {
+  V rounds(10);
+  for (auto& r : rounds) {
+    r = std::exp(level_log + 0.01 * st::normal_draw(rng));
+    if (rng.below(20) == 0) r *= 2;
+  }
+  if (!median) {
+    double sum = 0;
+    for (double r : rounds) sum += r;
+    return sum / rounds.size();
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return (rounds[4] + rounds[5]) / 2;
+}
+
+// A block's d for one workload: a control and a patched point, each on its own boot
+// (boot-to-boot sd 0.7%).
+double block_log_ratio(st::Xoshiro256& rng, double effect_log, bool median) {
+  const double control = point_summary(rng, 0.007 * st::normal_draw(rng), median);
+  const double patched = point_summary(rng, effect_log + 0.007 * st::normal_draw(rng), median);
+  return std::log(patched / control);
+}
+
+}  // namespace
+
+TEST_CASE("stats: one workload at the full alpha: the t translation costs a little", "[stats]") {
+  // The boundaries are exact for z statistics; their t translation matches each look's
+  // marginal tail, but successive t statistics are less correlated than the z's (each has
+  // its own sd estimate), so with few degrees of freedom and a look at every block the
+  // union of crossings is a little larger than alpha. Measured, not hidden: with sd large
+  // enough that no run stops as Equivalent, k_max 15, 40,000 runs: ~5.5% (sd 0.11%).
+  const st::SequentialDesign design{3, 15, 0.05, 1, 1.0};
+  const auto b = st::sequential_boundaries(design);
+  const auto r = st::simulate_runs(design, b, 0.09, V{0.0}, 40000, 99);
+  std::printf("one workload, alpha 0.05, k_max 15, 40,000 A/A runs: false change rate %.4f\n",
+              r.change_rate[0]);
+  CHECK(r.change_rate[0] > 0.05);
+  CHECK(r.change_rate[0] < 0.06);
+}
+
+TEST_CASE("stats: heavy tails: medians of rounds keep the sequential run small", "[stats]") {
+  // Each summary is planned from its own calibrated spread (a 2,000-block A/A pilot), then
+  // 2,000 runs of one workload are simulated with and without a 1% change.
+  const int runs = 2000;
+  for (bool median : {true, false}) {
+    st::Xoshiro256 rng(median ? 31 : 32);
+    V pilot(2000);
+    for (auto& d : pilot) d = block_log_ratio(rng, 0.0, median);
+    double mean = 0, ss = 0;
+    for (double d : pilot) mean += d / pilot.size();
+    for (double d : pilot) ss += (d - mean) * (d - mean);
+    const double sigma = std::sqrt(ss / (pilot.size() - 1));
+    const auto plan = st::plan_blocks(sigma, 1.0, 0.05, 0.8, 1, 3, 200);
+    const st::SequentialDesign design{3, plan.k_max, 0.05, 1, 1.0};
+    const auto b = st::sequential_boundaries(design);
+    int false_alarms = 0, detected = 0;
+    for (int run = 0; run < 2 * runs; ++run) {
+      const bool changed = run >= runs;
+      V d;
+      auto r = st::LookResult{};
+      while (static_cast<int>(d.size()) < design.max_blocks) {
+        d.push_back(block_log_ratio(rng, changed ? std::log(1.01) : 0.0, median));
+        r = st::look(design, b, d);
+        if (r.decision == Decision::Change || r.decision == Decision::Equivalent) break;
+      }
+      if (r.decision == Decision::Change) (changed ? detected : false_alarms) += (changed || r.material);
+    }
+    std::printf("heavy tails, %s of 10 rounds (1 in 20 rounds 2x slow): sd of d %.2f%%, k_max %d "
+                "(power planned %.2f), A/A material false alarm %.4f, 1%% change called %.4f\n",
+                median ? "median" : "mean", 100 * sigma, plan.k_max, plan.power,
+                false_alarms / double(runs), detected / double(runs));
+    // One workload at the full alpha: about 5% (see the single-workload test above);
+    // 2,000 runs have a binomial sd of 0.5%.
+    CHECK(false_alarms <= runs * 6 / 100);
+    if (median) {
+      CHECK(plan.reached);
+      CHECK(detected >= runs * 75 / 100);  // planned 0.8; 2,000 runs: binomial sd 0.009
+    } else {
+      CHECK_FALSE(plan.reached);  // means: the 2x rounds swamp a 1% change even at 200 blocks
+    }
+  }
+}
