@@ -20,6 +20,7 @@ void set_doctor_command(CLI::App& app, Context& context);
 void set_report_command(CLI::App& app, Context& context);
 void set_validate_command(CLI::App& app, Context& context);
 void set_compare_command(CLI::App& app, Context& context);
+void set_calibrate_command(CLI::App& app, Context& context);
 
 }  // namespace ks::cli
 

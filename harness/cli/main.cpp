@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   ks::cli::set_report_command(app, context);
   ks::cli::set_validate_command(app, context);
   ks::cli::set_compare_command(app, context);
+  ks::cli::set_calibrate_command(app, context);
   set_build_command(app);
 
   ks::proc::install_interrupt_handlers();

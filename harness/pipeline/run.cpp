@@ -10,12 +10,14 @@
 #include "experiment/experiment.hpp"
 #include "machine/machine.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/calibration.hpp"
 #include "pipeline/kernels.hpp"
 #include "pipeline/preflight.hpp"
 #include "pipeline/records.hpp"
 #include "proc/runner.hpp"
 #include "report/report.hpp"
 #include "source/source.hpp"
+#include "stats/sequential.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -165,6 +167,71 @@ json timings_json(const evidence::Bundle& b, json build_timings, double analysis
   return {{"builds", std::move(build_timings)}, {"points", points}, {"analysis_s", analysis_seconds}};
 }
 
+// A confirm run's number of blocks, chosen before its first point (statistics.md): the
+// experiment's own `blocks` when it gives one; else, per workload, the blocks that reach
+// target_mde_pct at power 0.8 (exact noncentral t, alpha 0.05 split over the workloads) from
+// the spread a calibration measured on this machine, backend, kernel and workload shape;
+// the largest of them, capped by max_blocks. A workload without a calibration gets
+// max_blocks, and the bundle says so.
+json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle) {
+  json sizing{{"min_blocks", e.min_blocks}, {"max_blocks", e.max_blocks}, {"target_mde_pct", e.target_mde_pct}};
+  if (e.raw.contains("blocks")) {
+    sizing["blocks"] = e.blocks;
+    sizing["reason"] = "the experiment fixes blocks = " + std::to_string(e.blocks);
+    return sizing;
+  }
+  auto key = calibration_key(calibration_identity(bundle));
+  auto calibration = load_calibration(source::default_cache_root(), key);
+  sizing["calibration"] = calibration ? json{{"key", key},
+                                             {"file", calibration_file(source::default_cache_root(), key).string()},
+                                             {"created_at", calibration->created_at},
+                                             {"bundle", calibration->bundle}}
+                                      : json();
+  uint32_t blocks = e.min_blocks;
+  json workloads = json::array();
+  std::vector<std::string> uncalibrated;
+  for (auto& w : e.workloads) {
+    json row{{"workload", w.id()}};
+    const WorkloadNoise* noise = nullptr;
+    if (calibration)
+      if (auto it = calibration->workloads.find(workload_shape_key(e, w)); it != calibration->workloads.end())
+        noise = &it->second;
+    if (!noise) {
+      uncalibrated.push_back(w.id());
+      blocks = e.max_blocks;
+      row["blocks"] = e.max_blocks;
+    } else {
+      auto plan = stats::plan_blocks(noise->sd_block_log_ratio(), e.target_mde_pct, 0.05, 0.8,
+                                     static_cast<int>(e.workloads.size()), static_cast<int>(e.min_blocks),
+                                     static_cast<int>(e.max_blocks));
+      row["sd_block_log_ratio_pct"] = 100 * noise->sd_block_log_ratio();
+      row["calibration_points"] = noise->points;
+      row["blocks"] = plan.k_max;
+      row["power_at_target"] = plan.power;
+      row["reaches_target"] = plan.reached;
+      blocks = std::max(blocks, static_cast<uint32_t>(plan.k_max));
+    }
+    workloads.push_back(row);
+  }
+  e.blocks = std::min(blocks, e.max_blocks);
+  sizing["workloads"] = workloads;
+  sizing["blocks"] = e.blocks;
+  sizing["reason"] =
+      uncalibrated.empty()
+          ? fmt::format("{} blocks reach an MDE of {}% at power 0.8 by the calibration of {}", e.blocks,
+                        e.target_mde_pct, calibration->created_at)
+          : fmt::format("no calibration of {} on this machine, backend and kernel: up to max_blocks = {}, "
+                        "stopping early when every workload is decided (`ksandwich calibrate` sizes the run)",
+                        join(uncalibrated, ", "), e.max_blocks);
+  return sizing;
+}
+
+// Whether every workload is decided: nothing left that more blocks could settle.
+bool all_decided(const evidence::Analysis& a) {
+  return !a.workloads.empty() && std::none_of(a.workloads.begin(), a.workloads.end(),
+                                              [](auto& w) { return w.verdict == "INCONCLUSIVE"; });
+}
+
 }  // namespace
 
 int run(const RunOptions& o) {
@@ -230,9 +297,24 @@ int run(const RunOptions& o) {
     bundle.extra["experiment_file"] = fs::absolute(o.experiment_file).string();
   }
   if (needs_kernels) bundle.builds = kernels.builds;
+  if (e.scheme == "confirm") {
+    if (o.resume) {
+      e.blocks = bundle.plan.value("blocks", e.blocks);  // the size chosen when the run began
+    } else {
+      bundle.extra["sizing"] = size_confirm_run(e, bundle);
+      say("confirm: " + bundle.extra["sizing"]["reason"].get<std::string>());
+    }
+    plan = experiment::plan_points(e);
+    if (!o.resume) {
+      bundle.plan = plan_json(e, plan);
+      bundle.points.clear();
+      for (auto& p : plan) bundle.points.push_back({.id = p.index, .block = p.block, .arm = p.arm});
+    }
+  }
   write_bundle(bundle, o.out_dir);
 
   for (auto& planned : plan) {
+    if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
     if (point.status == "ok") {
       say(fmt::format("[point {}/{} {}] already done, kept", planned.index + 1, plan.size(), planned.arm));
@@ -278,6 +360,34 @@ int run(const RunOptions& o) {
       say("stopping: the experiment says continue_on_failure = false");
       break;
     }
+    // A confirm run looks after each whole block from min_blocks on; the group-sequential
+    // boundaries in the analysis make stopping at the first decisive look honest.
+    const bool block_done = planned.index + 1 == static_cast<int>(plan.size()) ||
+                            plan[static_cast<size_t>(planned.index) + 1].block != planned.block;
+    const auto blocks_done = static_cast<uint32_t>(planned.block + 1);
+    if (e.scheme == "confirm" && block_done && blocks_done >= e.min_blocks && bundle.analysis &&
+        all_decided(*bundle.analysis) && planned.index + 1 < static_cast<int>(plan.size())) {
+      bundle.extra["stopped"] = {{"blocks_run", blocks_done},
+                                 {"blocks_planned", e.blocks},
+                                 {"reason", fmt::format("every workload was decided after {} of {} blocks",
+                                                        blocks_done, e.blocks)}};
+      std::erase_if(bundle.points, [&](auto& p) { return p.block > planned.block; });
+      say("stopping: " + bundle.extra["stopped"]["reason"].get<std::string>());
+      break;
+    }
+  }
+  if (e.scheme == "confirm" && !bundle.extra.contains("stopped")) {
+    int blocks_run = 0;
+    for (auto& p : bundle.points) blocks_run = std::max(blocks_run, p.status == "pending" ? 0 : p.block + 1);
+    bundle.extra["stopped"] = {
+        {"blocks_run", blocks_run},
+        {"blocks_planned", e.blocks},
+        {"reason", blocks_run < static_cast<int>(e.blocks)
+                       ? fmt::format("stopped after {} of {} blocks by a failed point", blocks_run, e.blocks)
+                   : bundle.analysis && all_decided(*bundle.analysis)
+                       ? fmt::format("every workload was decided after all {} planned blocks", e.blocks)
+                       : fmt::format("all {} planned blocks ran (the cap) and some workload is still undecided",
+                                     e.blocks)}};
   }
 
   auto analysis_started = std::chrono::steady_clock::now();

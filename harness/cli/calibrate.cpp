@@ -1,0 +1,88 @@
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "cli/commands.hpp"
+#include "experiment/experiment.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/calibration.hpp"
+#include "pipeline/run.hpp"
+#include "source/source.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The experiment's control arm alone, N times: an A/A run whose spread is the noise.
+json calibration_experiment(json e, int points) {
+  e["name"] = e.value("name", std::string("experiment")) + "-calibration";
+  e["scheme"] = "screen";
+  e["order"] = std::vector<std::string>(static_cast<size_t>(points), "control");
+  for (auto key : {"blocks", "min_blocks", "max_blocks", "target_mde_pct", "direct_hits"}) e.erase(key);
+  json control = e["arms"].value("control", json::object());
+  e["arms"] = {{"control", control}};
+  return e;
+}
+
+}  // namespace
+
+void set_calibrate_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand(
+      "calibrate", "measure the noise: run the experiment's control arm alone N times (A/A) and remember "
+                   "each workload's between-point spread, which `run` then uses to size confirm runs");
+  struct Args {
+    std::string experiment, out;
+    int points = 6;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("experiment", args->experiment, "experiment file (configs/experiments/*.json)")->required();
+  cmd->add_option("--points", args->points, "control points to run (each a fresh boot or filesystem)")
+      ->check(CLI::Range(3, 50));
+  cmd->add_option("--out", args->out, "output directory of the A/A run (default results/<name>-calibration-<time>)");
+  cmd->callback([args, &context] {
+    pipeline::RunOptions o;
+    o.experiment_file = fs::absolute(args->experiment).lexically_normal();
+    if (!fs::is_regular_file(o.experiment_file))
+      throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
+                      "pass a file such as configs/experiments/default.json");
+    auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+    o.experiment = calibration_experiment(original.raw, args->points);
+    auto stamp = now_utc_iso8601();
+    std::erase(stamp, ':');
+    o.out_dir = fs::absolute(args->out.empty() ? fs::path("results") / (o.experiment_file.stem().string() +
+                                                                        "-calibration-" + stamp)
+                                               : fs::path(args->out))
+                    .lexically_normal();
+    o.agent = context.agent;
+    o.repo_dir = context.repo_dir;
+    o.tool = {{"name", "ksandwich"},
+              {"version", KSANDWICH_VERSION},
+              {"git_revision", KSANDWICH_GIT_REVISION},
+              {"command_line", context.command_line}};
+    pipeline::run(o);
+
+    auto bundle = pipeline::load_bundle(o.out_dir / "bundle.json");
+    auto calibration = pipeline::calibration_from_bundle(original, bundle);
+    calibration.created_at = now_utc_iso8601();
+    calibration.bundle = (o.out_dir / "bundle.json").string();
+    if (calibration.workloads.empty()) {
+      fmt::print(stderr, "ksandwich: calibration: fewer than two control points measured; nothing stored\n");
+      context.exit_code = kExitPointFailed;
+      return;
+    }
+    auto cache = source::default_cache_root();
+    pipeline::store_calibration(cache, calibration);
+    fmt::print("\ncalibration {} ({})\n", calibration.key, calibration.identity.dump());
+    for (auto& [shape, noise] : calibration.workloads)
+      fmt::print("  {:<40} {} points, between-point sd {:.2f}%, one block's ln(P/C) sd {:.2f}%\n", shape,
+                 noise.points, 100 * noise.sd_log_point, 100 * noise.sd_block_log_ratio());
+    fmt::print("stored in {}\n", pipeline::calibration_file(cache, calibration.key).string());
+    context.exit_code = kExitOk;
+  });
+}
+
+}  // namespace ks::cli

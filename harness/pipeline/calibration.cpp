@@ -1,0 +1,92 @@
+#include "pipeline/calibration.hpp"
+
+#include <cmath>
+
+#include "stats/summary.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using nlohmann::json;
+
+json at(const json& j, const char* pointer) {
+  auto p = json::json_pointer(pointer);
+  return j.is_object() && j.contains(p) ? j[p] : json();
+}
+
+}  // namespace
+
+double WorkloadNoise::sd_block_log_ratio() const { return std::sqrt(2.0) * sd_log_point; }
+
+json calibration_identity(const evidence::Bundle& b) {
+  return {{"cpu_model", at(b.machine, "/cpu_model")},
+          {"cores", at(b.machine, "/cores")},
+          {"host_kernel", at(b.machine, "/kernel_release")},
+          {"backend", b.backend},
+          {"accelerator", at(b.machine, "/accelerator/used")},
+          // The control kernel the spread was measured on (none on the host backend: the
+          // running kernel, named by host_kernel).
+          {"control_kernel", at(b.builds, "/control/bzimage/sha256")}};
+}
+
+std::string calibration_key(const json& identity) { return sha256_hex(identity.dump()).substr(0, 16); }
+
+std::string workload_shape_key(const experiment::Experiment& e, const experiment::Workload& w) {
+  json shape{{"name", w.name},           {"ops", w.ops},
+             {"range_bytes", w.range_bytes}, {"iodepth", w.iodepth},
+             {"jobs", w.jobs},           {"file_size_mib", w.file_size_mib},
+             {"runtime_s", w.runtime_s}, {"block_kib", w.block_kib},
+             {"size_mib", w.size_mib},   {"fio_job", w.fio_job},
+             {"rounds", e.rounds},       {"warmup_rounds", e.warmup_rounds},
+             {"cpu", e.cpu},             {"storage", {e.storage.kind, e.storage.size_mib, e.storage.mkfs_options,
+                                                      e.storage.mount_options}},
+             {"guest", {e.qemu.vcpus, e.qemu.memory_mib}}};
+  return w.id() + "-" + sha256_hex(shape.dump()).substr(0, 12);
+}
+
+Calibration calibration_from_bundle(const experiment::Experiment& e, const evidence::Bundle& b) {
+  Calibration c;
+  c.identity = calibration_identity(b);
+  c.key = calibration_key(c.identity);
+  for (auto& w : e.workloads) {
+    std::vector<double> log_medians;
+    for (auto& p : b.points) {
+      if (p.status != "ok" || p.arm != "control") continue;
+      std::vector<double> values;
+      for (auto& r : b.rows)
+        if (r.point == p.id && r.workload == w.id() && !r.warmup && r.error.empty())
+          if (auto v = r.metric(w.metric()); v && *v > 0) values.push_back(*v);
+      if (!values.empty()) log_medians.push_back(std::log(stats::median(values)));
+    }
+    if (log_medians.size() < 2) continue;  // no spread from one point
+    c.workloads[workload_shape_key(e, w)] = {w.metric(), static_cast<int>(log_medians.size()),
+                                             stats::sample_stddev(log_medians)};
+  }
+  return c;
+}
+
+fs::path calibration_file(const fs::path& cache_root, const std::string& key) {
+  return cache_root / "calibration" / (key + ".json");
+}
+
+void store_calibration(const fs::path& cache_root, const Calibration& c) {
+  auto file = calibration_file(cache_root, c.key);
+  fs::create_directories(file.parent_path());
+  write_file_atomic(file, json(c).dump(2) + "\n");
+}
+
+std::optional<Calibration> load_calibration(const fs::path& cache_root, const std::string& key) {
+  auto text = try_read_file(calibration_file(cache_root, key));
+  if (!text) return std::nullopt;
+  try {
+    return json::parse(*text).get<Calibration>();
+  } catch (const json::exception& err) {
+    throw UserError("calibration file " + calibration_file(cache_root, key).string() + " is unreadable: " + err.what(),
+                    "remove it and run `ksandwich calibrate` again");
+  }
+}
+
+}  // namespace ks::pipeline
