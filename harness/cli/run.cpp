@@ -23,17 +23,30 @@ void set_run_command(CLI::App& app, Context& context) {
   cmd->callback([args, &context] {
     pipeline::RunOptions o;
     if (!args->resume.empty()) {
+      check_output_dir(args->resume, "--resume");
+      check_json_file(std::filesystem::path(args->resume) / "bundle.json", "bundle");
       o.resume = true;
       o.out_dir = args->resume;
     } else if (args->experiment.empty()) {
       throw UserError("run needs an experiment file", "ksandwich run configs/experiments/default.json (or --resume DIR)");
     } else {
       o.experiment_file = args->experiment;
+      std::error_code ec;
+      if (std::filesystem::exists(args->experiment, ec)) {
+        if (!std::filesystem::is_regular_file(args->experiment, ec))
+          throw UserError("experiment " + args->experiment + " is not a regular file",
+                          "pass a JSON file such as configs/experiments/default.json");
+        if (std::filesystem::file_size(args->experiment, ec) > (16u << 20))
+          throw UserError("experiment " + args->experiment + " is larger than 16 MiB",
+                          "an experiment file is a few KiB of JSON; check it is the file you meant");
+        check_json_file(args->experiment, "experiment");
+      }
       auto stem = std::filesystem::path(args->experiment).stem().string();
       auto stamp = now_utc_iso8601();
       std::erase(stamp, ':');
       o.out_dir = args->out.empty() ? std::filesystem::path("results") / (stem + "-" + stamp)
                                     : std::filesystem::path(args->out);
+      check_output_dir(o.out_dir, "--out");
     }
     o.dry_run = args->dry_run;
     o.tested_by = args->tested_by;
