@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "boot/backend.hpp"
+#include "util/error.hpp"
 
 namespace ks::boot {
 
@@ -26,6 +27,9 @@ experiment::Experiment direct_hit_pass(experiment::Experiment e) {
 std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
                                     const experiment::Experiment& e, const std::string& dir,
                                     const std::string& fio_jobs_dir) {
+  if (!experiment::is_plain_name(w.id()))
+    throw UserError("workload label \"" + w.id() + "\" is not a plain name",
+                    "use 1 to 64 of A-Z a-z 0-9 . _ - (not \".\" or \"..\")");
   std::vector<std::string> argv{agent, w.name, "--dir", dir,
                                 "--rounds", std::to_string(e.rounds),
                                 "--warmup", std::to_string(e.warmup_rounds),
@@ -50,6 +54,11 @@ std::vector<std::string> agent_argv(const std::string& agent, const experiment::
     add("--file-size-mib", w.file_size_mib);
     add("--runtime-s", w.runtime_s);
     if (w.name == "fio") {
+      // A name in the shipped folder, never a path (the parser refuses one; this is the
+      // last line before fio reads it).
+      if (!experiment::is_plain_name(w.fio_job))
+        throw UserError("fio job \"" + w.fio_job + "\" is not the name of a file in workloads/fio/",
+                        "name a job file in workloads/fio/ without a directory, e.g. \"dio-randwrite.fio\"");
       argv.push_back("--job");
       argv.push_back(fio_jobs_dir + "/" + w.fio_job);
     }

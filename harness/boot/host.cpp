@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdio>
+#include <random>
+#include <regex>
 
+#include "boot/knobs.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
 #include "storage/storage.hpp"
@@ -18,36 +22,36 @@ namespace {
 
 using nlohmann::json;
 
-// Sets an arm's /sys and /proc/sys knobs and puts the old values back when it goes.
-class KnobSetting {
- public:
-  explicit KnobSetting(const std::map<std::string, std::string>& knobs) {
-    for (auto& [path, value] : knobs) {
-      auto old = try_read_file(path);
-      if (!old)
-        throw UserError("sysfs knob " + path + " cannot be read",
-                        "check the path exists on this kernel (arms/<arm>/sysfs)");
-      write_file(path, value);
-      saved_.emplace_back(path, trim(*old));
-      auto now = read_first_line(path);
-      applied_[path] = now;
-    }
+// The run's id, kept in DIR/run-id so that later points and --resume find the same one:
+// it labels the filesystems this run makes (storage::run_label).
+std::string run_id(const fs::path& bundle_dir) {
+  static const std::regex id_pattern("[0-9a-f]{16}");
+  auto path = bundle_dir / "run-id";
+  if (auto text = try_read_file(path)) {
+    auto id = trim(*text);
+    if (std::regex_match(id, id_pattern)) return id;
+    throw UserError(path.string() + " does not hold a run id (16 hex digits)",
+                    "it was changed by hand: put it back, or start a new run with --out NEWDIR");
   }
-  ~KnobSetting() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      try {
-        write_file(it->first, it->second);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "warning: could not restore %s: %s\n", it->first.c_str(), e.what());
-      }
-    }
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 2; ++i) {
+    char part[9];
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
+    id += part;
   }
-  const json& applied() const { return applied_; }
+  write_file_atomic(path, id + "\n");
+  return id;
+}
 
- private:
-  std::vector<std::pair<std::string, std::string>> saved_;
-  json applied_ = json::object();
-};
+// A workload's directory on the mount. Its name is a plain name (the parser made sure);
+// checked again here, as the last step before the directory is made.
+fs::path workload_dir(const fs::path& mount_point, const std::string& id, const std::string& suffix = {}) {
+  if (!experiment::is_plain_name(id))
+    throw UserError("workload label \"" + id + "\" is not a plain name",
+                    "use 1 to 64 of A-Z a-z 0-9 . _ - (not \".\" or \"..\")");
+  return mount_point / (id + suffix);
+}
 
 std::vector<json> parse_agent_lines(const std::string& out) {
   std::vector<json> records;
@@ -103,6 +107,7 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
   request.size_mib = e.storage.size_mib;
   request.device = e.storage.device;
   request.allow_overwrite = e.storage.allow_overwrite;
+  request.label = storage::run_label(run_id(ctx.bundle_dir));
   request.mkfs_options = e.storage.mkfs_options;
   request.mkfs_options.insert(request.mkfs_options.end(), ctx.arm.extra_mkfs_options.begin(),
                               ctx.arm.extra_mkfs_options.end());
@@ -121,7 +126,7 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
   result.storage = filesystem->describe();
 
   for (auto& workload : e.workloads) {
-    auto dir = filesystem->mount_point() / workload.id();
+    auto dir = workload_dir(filesystem->mount_point(), workload.id());
     fs::create_directories(dir);
     proc::Command cmd;
     cmd.argv = agent_argv(options_.agent.string(), workload, e, dir.string(),
@@ -147,7 +152,7 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
     auto pass = direct_hit_pass(e);
     trace::FunctionCounter counter(targets);
     for (auto& workload : pass.workloads) {
-      auto dir = filesystem->mount_point() / (workload.id() + "-direct-hit");
+      auto dir = workload_dir(filesystem->mount_point(), workload.id(), "-direct-hit");
       fs::create_directories(dir);
       proc::Command cmd;
       cmd.argv = agent_argv(options_.agent.string(), workload, pass, dir.string(),

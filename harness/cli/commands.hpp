@@ -22,6 +22,14 @@ void set_validate_command(CLI::App& app, Context& context);
 void set_compare_command(CLI::App& app, Context& context);
 void set_calibrate_command(CLI::App& app, Context& context);
 
+// Throws UserError (exit 2) unless DIR can become a run's output directory: not a file,
+// not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.
+void check_output_dir(const std::filesystem::path& dir, const std::string& option);
+
+// Throws UserError when the JSON file at PATH (if it exists) holds a NUL byte or nests too
+// deep for a recursive reader: checked on the text, before any parser sees it.
+void check_json_file(const std::filesystem::path& path, const std::string& what);
+
 }  // namespace ks::cli
 
 // Written by the kernel-build module (harness/cli/build.cpp).

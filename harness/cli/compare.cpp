@@ -27,6 +27,8 @@ void set_compare_command(CLI::App& app, Context& context) {
     pipeline::CompareOptions o;
     o.arm = args->arm;
     o.material_pct = args->material_pct;
+    check_json_file(args->before, "bundle");
+    check_json_file(args->after, "bundle");
     auto result = pipeline::compare_bundles(pipeline::load_bundle(args->before),
                                             pipeline::load_bundle(args->after), o);
     fmt::print("{}", report::render(result, args->format));

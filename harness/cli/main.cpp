@@ -77,6 +77,17 @@ int main(int argc, char** argv) {
   } catch (const ks::SystemError& e) {
     std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
     return ks::kExitBadInput;
+  } catch (const std::exception& e) {
+    // Anything else is a path the code did not foresee: still a message and exit 2, never
+    // an abort. What it touched was undone by the destructors on the way here.
+    std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
+    std::fprintf(stderr, "ksandwich: hint: check the files and paths given on the command line; "
+                         "if they look right, this is a bug: please report the message above\n");
+    return ks::kExitBadInput;
+  } catch (...) {
+    std::fprintf(stderr, "ksandwich: error: an unknown exception ended the command\n");
+    std::fprintf(stderr, "ksandwich: hint: this is a bug: please report the command line\n");
+    return ks::kExitBadInput;
   }
   return context.exit_code;
 }

@@ -17,6 +17,7 @@ void set_report_command(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"text", "markdown", "html"}));
   cmd->add_option("--tested-by", args->tested_by, "\"Name <email>\" for the reply block");
   cmd->callback([args, &context] {
+    check_json_file(args->bundle, "bundle");
     auto bundle = pipeline::load_bundle(args->bundle);
     fmt::print("{}", report::render(bundle, args->format, report::Options{args->tested_by}));
     context.exit_code = 0;

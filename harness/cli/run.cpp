@@ -26,6 +26,8 @@ void set_run_command(CLI::App& app, Context& context) {
     namespace fs = std::filesystem;
     pipeline::RunOptions o;
     if (!args->resume.empty()) {
+      check_output_dir(args->resume, "--resume");
+      check_json_file(std::filesystem::path(args->resume) / "bundle.json", "bundle");
       o.resume = true;
       o.out_dir = fs::absolute(args->resume).lexically_normal();
       if (!args->experiment.empty()) o.experiment_file = fs::absolute(args->experiment).lexically_normal();
@@ -33,12 +35,23 @@ void set_run_command(CLI::App& app, Context& context) {
       throw UserError("run needs an experiment file", "ksandwich run configs/experiments/default.json (or --resume DIR)");
     } else {
       o.experiment_file = fs::absolute(args->experiment).lexically_normal();
+      std::error_code ec;
+      if (fs::exists(o.experiment_file, ec)) {
+        if (!fs::is_regular_file(o.experiment_file, ec))
+          throw UserError("experiment " + args->experiment + " is not a regular file",
+                          "pass a JSON file such as configs/experiments/default.json");
+        if (fs::file_size(o.experiment_file, ec) > (16u << 20))
+          throw UserError("experiment " + args->experiment + " is larger than 16 MiB",
+                          "an experiment file is a few KiB of JSON; check it is the file you meant");
+        check_json_file(o.experiment_file, "experiment");
+      }
       auto stem = o.experiment_file.stem().string();
       auto stamp = now_utc_iso8601();
       std::erase(stamp, ':');
       o.out_dir = fs::absolute(args->out.empty() ? fs::path("results") / (stem + "-" + stamp)
                                                  : fs::path(args->out))
                       .lexically_normal();
+      check_output_dir(o.out_dir, "--out");
     }
     o.dry_run = args->dry_run;
     o.tested_by = args->tested_by;

@@ -12,6 +12,7 @@ void set_validate_command(CLI::App& app, Context& context) {
   auto path = std::make_shared<std::string>();
   cmd->add_option("bundle", *path, "bundle.json")->required();
   cmd->callback([path, &context] {
+    check_json_file(*path, "bundle");
     auto problems = pipeline::validate_bundle_file(*path, context.repo_dir / "results-schema");
     for (auto& p : problems) fmt::print(stderr, "invalid: {}\n", p);
     if (!problems.empty())

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <regex>
 #include <set>
 
+#include "experiment/strict_json.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -21,16 +24,42 @@ std::string Workload::metric() const {
 
 bool Workload::higher_is_better() const { return metric() != "ns_per_op"; }
 
+bool is_plain_name(const std::string& s) {
+  static const std::regex name("[A-Za-z0-9._-]{1,64}");
+  return s != "." && s != ".." && std::regex_match(s, name);
+}
+
+bool is_clean_knob_path(const std::string& path) {
+  if (path.find('\0') != std::string::npos) return false;
+  std::string rest;
+  if (starts_with(path, "/sys/")) rest = path.substr(5);
+  else if (starts_with(path, "/proc/sys/")) rest = path.substr(10);
+  else return false;
+  if (rest.empty()) return false;
+  for (auto& part : split(rest, '/'))
+    if (part.empty() || part == "." || part == "..") return false;
+  return true;
+}
+
 namespace {
 
 using nlohmann::json;
+namespace b = bounds;
+
+bool ends_with_fio(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".fio") == 0; }
+
+std::string number_text(long double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15Lg", v);
+  return buf;
+}
 
 // Reads fields of one JSON object, remembering which keys were used, so unknown keys
 // (usually typos) are reported instead of silently ignored.
 class Reader {
  public:
   Reader(const json& j, std::string where) : j_(j), where_(std::move(where)) {
-    if (!j.is_object()) fail("", "must be a JSON object");
+    if (!j.is_object()) fail("", "must be a JSON object, not " + std::string(j.type_name()));
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& problem,
@@ -41,30 +70,67 @@ class Reader {
                                  : hint);
   }
 
+  bool has(const std::string& key) const { return j_.contains(key); }
+
+  // A key that is there. null is not "absent": the schema refuses it, and so does this.
   const json* find(const std::string& key) {
     used_.insert(key);
     auto it = j_.find(key);
-    return it == j_.end() || it->is_null() ? nullptr : &*it;
+    if (it == j_.end()) return nullptr;
+    if (it->is_null()) fail(key, "is null", "leave the key out to get its default, or give a value");
+    return &*it;
   }
 
-  template <typename T>
-  void get(const std::string& key, T& out) {
+  void get(const std::string& key, std::string& out) {
     if (auto* v = find(key)) {
-      try {
-        out = v->get<T>();
-      } catch (const json::exception&) {
-        fail(key, "has the wrong type (" + std::string(v->type_name()) + ")");
-      }
+      if (!v->is_string()) fail(key, "must be a string, not " + std::string(v->type_name()));
+      out = v->get<std::string>();
     }
   }
 
-  template <typename T>
-  void get_positive(const std::string& key, T& out) {
+  void get(const std::string& key, bool& out) {
     if (auto* v = find(key)) {
-      if (!v->is_number() || v->get<double>() <= 0)
-        fail(key, "must be a number greater than zero, not " + v->dump());
-      out = v->get<T>();
+      if (!v->is_boolean()) fail(key, "must be true or false, not " + v->dump());
+      out = v->get<bool>();
     }
+  }
+
+  // A whole number in [lo, hi]. 2.5 is refused (not rounded), 1e30 and -1 for an unsigned
+  // field are refused (not wrapped). 3.0 is a whole number, as the schema says.
+  template <typename T>
+  void get_integer(const std::string& key, T& out, long long lo, unsigned long long hi) {
+    auto* v = find(key);
+    if (!v) return;
+    const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+    __int128 value = 0;
+    if (v->is_number_unsigned()) {
+      value = v->get<uint64_t>();
+    } else if (v->is_number_integer()) {
+      value = v->get<int64_t>();
+    } else if (v->is_number_float()) {
+      double d = v->get<double>();
+      if (!std::isfinite(d) || d != std::floor(d)) fail(key, "must be " + range + ", not " + v->dump());
+      if (std::fabs(d) > 1e19) fail(key, "must be " + range + ", not " + v->dump() + " (out of range)");
+      value = static_cast<__int128>(d);
+    } else {
+      fail(key, "must be " + range + ", not " + std::string(v->type_name()) + " " + v->dump());
+    }
+    if (value < lo || value > static_cast<__int128>(hi))
+      fail(key, "must be " + range + ", not " + v->dump() + " (out of range)");
+    out = static_cast<T>(value);
+  }
+
+  // A number above LO (or at least LO when LO_INCLUSIVE) and at most HI.
+  void get_number(const std::string& key, double& out, double lo, bool lo_inclusive, double hi) {
+    auto* v = find(key);
+    if (!v) return;
+    std::string range = "a number " + std::string(lo_inclusive ? "from " : "greater than ") +
+                        number_text(lo) + (lo_inclusive ? " to " : " and at most ") + number_text(hi);
+    if (!v->is_number()) fail(key, "must be " + range + ", not " + std::string(v->type_name()) + " " + v->dump());
+    double d = v->get<double>();
+    if (!std::isfinite(d) || (lo_inclusive ? d < lo : d <= lo) || d > hi)
+      fail(key, "must be " + range + ", not " + v->dump() + " (out of range)");
+    out = d;
   }
 
   void get_strings(const std::string& key, std::vector<std::string>& out) {
@@ -81,6 +147,15 @@ class Reader {
       fail(key, "'" + value + "' is not one of: " + join(allowed, ", "));
   }
 
+  // KEY is only meaningful when WHAT is one of APPLIES_TO; elsewhere it would be silently
+  // ignored, which hides a mistake.
+  void only_for(const std::string& key, const std::string& what_key, const std::string& what,
+                const std::vector<std::string>& applies_to) const {
+    if (has(key) && std::find(applies_to.begin(), applies_to.end(), what) == applies_to.end())
+      fail(key, "does not apply when " + what_key + " is \"" + what + "\"",
+           "remove it; it applies only when " + what_key + " is " + join(applies_to, " or "));
+  }
+
   void reject_unknown() const {
     for (auto& [k, v] : j_.items())
       if (!used_.count(k) && !starts_with(k, "_") && k != "$schema" && k != "comment")
@@ -95,6 +170,32 @@ class Reader {
   std::set<std::string> used_;
 };
 
+// mkfs.btrfs takes devices as positional words: a word that is not an option or an
+// option's value would be formatted too. The harness sets the label (it marks what it
+// made) and copies nothing into the filesystem.
+void check_mkfs_options(Reader& r, const std::string& key, const std::vector<std::string>& options) {
+  static const std::set<std::string> with_value = {
+      "-b", "--byte-count", "-c", "--checksum", "--csum", "-d", "--data", "-m", "--metadata",
+      "-n", "--nodesize", "-s", "--sectorsize", "-O", "--features", "-R", "--runtime-features",
+      "-U", "--uuid", "--device-uuid", "--compress"};
+  static const std::set<std::string> refused = {"-L", "--label", "-r", "--rootdir", "--subvol",
+                                                "--inode-flags", "--reflink"};
+  for (size_t i = 0; i < options.size(); ++i) {
+    const auto& o = options[i];
+    auto name = o.substr(0, o.find('='));
+    if (refused.count(name) || starts_with(o, "-L") || (starts_with(o, "-r") && o.size() > 2))
+      r.fail(key, "\"" + o + "\" is not allowed",
+             "the harness labels the filesystems it makes and copies nothing into them");
+    if (!starts_with(o, "-") || o == "-" || o == "--")
+      r.fail(key, "\"" + o + "\" is not an option: mkfs.btrfs would take it as another device to format",
+             "give only options and their values, e.g. [\"-n\", \"16384\", \"-O\", \"no-holes\"]");
+    if (with_value.count(o)) {
+      if (i + 1 >= options.size()) r.fail(key, "\"" + o + "\" needs a value after it");
+      ++i;  // its value may be any word
+    }
+  }
+}
+
 Workload parse_workload(const json& j, const std::string& where) {
   Workload w;
   Reader r(j, where);
@@ -102,19 +203,34 @@ Workload parse_workload(const json& j, const std::string& where) {
   if (w.name.empty()) r.fail("name", "is required", "one of: " + join(kWorkloadNames, ", "));
   r.one_of("name", w.name, kWorkloadNames);
   r.get("label", w.label);
-  r.get_positive("ops", w.ops);
-  r.get_positive("range_bytes", w.range_bytes);
+  if (r.has("label") && !is_plain_name(w.label))
+    r.fail("label", "\"" + w.label + "\" is not a plain name; it names the workload's directory on the mount",
+           "use 1 to 64 of A-Z a-z 0-9 . _ - (not \".\" or \"..\"), e.g. \"clone-64k\"");
+  const std::vector<std::string> remap = {"clone", "dedupe"}, io = {"dio-randwrite", "fio"},
+                                 buffered = {"buffered-write"}, fio = {"fio"};
+  for (auto* key : {"ops", "range_bytes"}) r.only_for(key, "name", w.name, remap);
+  for (auto* key : {"iodepth", "jobs", "file_size_mib", "runtime_s"}) r.only_for(key, "name", w.name, io);
+  for (auto* key : {"block_kib", "size_mib"}) r.only_for(key, "name", w.name, buffered);
+  r.only_for("job", "name", w.name, fio);
+  r.get_integer("ops", w.ops, 1, b::kMaxOps);
+  r.get_integer("range_bytes", w.range_bytes, 4096, b::kMaxRangeBytes);
   if (w.range_bytes % 4096 != 0)
     r.fail("range_bytes", "must be a multiple of 4096 (the btrfs sector size)");
-  r.get_positive("iodepth", w.iodepth);
-  r.get_positive("jobs", w.jobs);
-  r.get_positive("file_size_mib", w.file_size_mib);
-  r.get_positive("runtime_s", w.runtime_s);
-  r.get_positive("block_kib", w.block_kib);
-  r.get_positive("size_mib", w.size_mib);
+  r.get_integer("iodepth", w.iodepth, 1, b::kMaxIodepth);
+  r.get_integer("jobs", w.jobs, 1, b::kMaxJobs);
+  r.get_integer("file_size_mib", w.file_size_mib, 1, b::kMaxMib);
+  r.get_number("runtime_s", w.runtime_s, b::kMinRuntimeS, true, b::kMaxRuntimeS);
+  r.get_integer("block_kib", w.block_kib, 1, b::kMaxBlockKib);
+  r.get_integer("size_mib", w.size_mib, 1, b::kMaxMib);
+  if (w.name == "buffered-write" && w.size_mib * 1024 % w.block_kib != 0)
+    r.fail("size_mib", "must be a whole number of block_kib blocks (" + std::to_string(w.size_mib) +
+                           " MiB in blocks of " + std::to_string(w.block_kib) + " KiB)");
   r.get("job", w.fio_job);
   if (w.name == "fio" && w.fio_job.empty())
     r.fail("job", "is required for the fio workload", "name a job file in workloads/fio/, e.g. \"dio-randwrite.fio\"");
+  if (w.name == "fio" && (!is_plain_name(w.fio_job) || !ends_with_fio(w.fio_job)))
+    r.fail("job", "\"" + w.fio_job + "\" is not the name of a job file in workloads/fio/",
+           "name a file in workloads/fio/ without a directory, e.g. \"dio-randwrite.fio\"");
   r.reject_unknown();
   return w;
 }
@@ -124,10 +240,15 @@ Storage parse_storage(const json& j, const std::string& where) {
   Reader r(j, where);
   r.get("kind", s.kind);
   r.one_of("kind", s.kind, {"auto", "brd", "zram", "loop", "device", "nvme"});
-  r.get_positive("size_mib", s.size_mib);
+  r.only_for("device", "kind", s.kind, {"device"});
+  // brd: a /dev/ram0 the harness did not make is formatted only with allow_overwrite.
+  r.only_for("allow_overwrite", "kind", s.kind, {"device", "brd"});
+  r.only_for("size_mib", "kind", s.kind, {"auto", "brd", "zram", "loop", "nvme"});
+  r.get_integer("size_mib", s.size_mib, b::kMinStorageMib, b::kMaxMib);
   r.get("device", s.device);
   r.get("allow_overwrite", s.allow_overwrite);
   r.get_strings("mkfs_options", s.mkfs_options);
+  check_mkfs_options(r, "mkfs_options", s.mkfs_options);
   r.get_strings("mount_options", s.mount_options);
   if (s.kind == "device" && s.device.empty())
     r.fail("device", "is required when kind is \"device\"", "name the block device to format, e.g. \"/dev/nvme1n1\"");
@@ -141,13 +262,16 @@ Arm parse_arm(const std::string& name, const json& j, const std::string& where) 
   Reader r(j, where);
   r.get_strings("patches", a.patches);
   r.get_strings("mkfs_options", a.extra_mkfs_options);
+  check_mkfs_options(r, "mkfs_options", a.extra_mkfs_options);
   r.get_strings("mount_options", a.extra_mount_options);
   r.get_strings("cmdline", a.cmdline);
   if (auto* sysfs = r.find("sysfs")) {
     if (!sysfs->is_object()) r.fail("sysfs", "must be an object of path -> value");
     for (auto& [path, value] : sysfs->items()) {
-      if (!starts_with(path, "/sys/") && !starts_with(path, "/proc/sys/"))
-        r.fail("sysfs", "'" + path + "' is not under /sys/ or /proc/sys/");
+      if (!is_clean_knob_path(path))
+        r.fail("sysfs", "'" + path + "' is not a plain path under /sys/ or /proc/sys/",
+               "write the knob's absolute path without \".\", \"..\" or \"//\", e.g. "
+               "\"/sys/block/loop0/queue/read_ahead_kb\"");
       if (!value.is_string() && !value.is_number())
         r.fail("sysfs", "the value for '" + path + "' must be a string or a number");
       a.sysfs[path] = value.is_string() ? value.get<std::string>() : value.dump();
@@ -160,6 +284,7 @@ Arm parse_arm(const std::string& name, const json& j, const std::string& where) 
 }  // namespace
 
 Experiment parse(const json& j) {
+  check_json_tree(j, "experiment");
   Experiment e;
   e.raw = j;
   Reader r(j, "");
@@ -171,15 +296,23 @@ Experiment parse(const json& j) {
   r.get("scheme", e.scheme);
   r.one_of("scheme", e.scheme, {"screen", "confirm"});
   r.get_strings("order", e.order);
-  r.get_positive("blocks", e.blocks);
-  r.get("seed", e.seed);
-  r.get_positive("rounds", e.rounds);
-  r.get("warmup_rounds", e.warmup_rounds);
-  r.get("cpu", e.cpu);
-  if (e.cpu < -1) r.fail("cpu", "must be a CPU number, or -1 for no pinning");
+  if (r.has("order") && e.order.size() < 3)
+    r.fail("order", "needs at least 3 points", "e.g. [\"control\", \"patched\", \"control\"]");
+  r.get_integer("blocks", e.blocks, 1, b::kMaxBlocks);
+  r.get_integer("seed", e.seed, 0, b::kMaxSafeInteger);
+  r.get_integer("rounds", e.rounds, 1, b::kMaxRounds);
+  r.get_integer("warmup_rounds", e.warmup_rounds, 0, b::kMaxRounds);
+  r.get_integer("cpu", e.cpu, -1, b::kMaxCpu);
   r.get("continue_on_failure", e.continue_on_failure);
-  r.get_positive("point_timeout_s", e.point_timeout_s);
+  r.get_integer("point_timeout_s", e.point_timeout_s, 1, b::kMaxPointTimeoutS);
   r.get("governor", e.governor);
+  r.get_number("target_mde_pct", e.target_mde_pct, 0, false, b::kMaxPct);
+  r.get_integer("min_blocks", e.min_blocks, b::kMinSequentialBlocks, b::kMaxSequentialBlocks);
+  r.get_integer("max_blocks", e.max_blocks, b::kMinSequentialBlocks, b::kMaxSequentialBlocks);
+  if (e.max_blocks < e.min_blocks)
+    r.fail("max_blocks", "(" + std::to_string(e.max_blocks) + ") is less than min_blocks (" +
+                             std::to_string(e.min_blocks) + ")",
+           "raise max_blocks or lower min_blocks");
 
   auto* workloads = r.find("workloads");
   if (!workloads || !workloads->is_array() || workloads->empty())
@@ -228,12 +361,16 @@ Experiment parse(const json& j) {
     Reader s(*src, "/source");
     s.get("kind", e.source.kind);
     s.one_of("kind", e.source.kind, {"debian", "tarball", "git"});
+    s.only_for("path", "kind", e.source.kind, {"tarball", "git"});
+    s.only_for("commit", "kind", e.source.kind, {"git"});
     s.get("path", e.source.path);
     s.get("commit", e.source.commit);
     if (e.source.kind != "debian" && e.source.path.empty())
       s.fail("path", "is required for a " + e.source.kind + " source");
     if (e.source.kind == "git" && e.source.commit.empty())
       s.fail("commit", "is required for a git source", "name a commit, tag or branch");
+    if (starts_with(e.source.commit, "-"))
+      s.fail("commit", "must not start with '-' (git would take it as an option)", "name a commit, tag or branch");
     s.reject_unknown();
   }
   if (auto* cfg = r.find("config")) {
@@ -246,8 +383,8 @@ Experiment parse(const json& j) {
 
   if (auto* g = r.find("gates")) {
     Reader gr(*g, "/gates");
-    gr.get_positive("drift_bound_pct", e.gates.drift_bound_pct);
-    gr.get_positive("material_pct", e.gates.material_pct);
+    gr.get_number("drift_bound_pct", e.gates.drift_bound_pct, 0, false, b::kMaxPct);
+    gr.get_number("material_pct", e.gates.material_pct, 0, false, b::kMaxPct);
     gr.reject_unknown();
   }
   if (auto* hits = r.find("direct_hits")) {
@@ -264,14 +401,17 @@ Experiment parse(const json& j) {
                "name the kernel function itself, e.g. btrfs_remap_file_range (its .isra/.constprop clones are counted with it)");
       h.get("required", d.required);
       h.get_strings("arms", d.arms);
+      for (auto& arm : d.arms)
+        if (arm != "control" && arm != "patched")
+          h.fail("arms", "'" + arm + "' is not an arm", "the arms are \"control\" and \"patched\"");
       h.reject_unknown();
       e.direct_hits.push_back(d);
     }
   }
   if (auto* q = r.find("qemu")) {
     Reader qr(*q, "/qemu");
-    qr.get_positive("memory_mib", e.qemu.memory_mib);
-    qr.get_positive("vcpus", e.qemu.vcpus);
+    qr.get_integer("memory_mib", e.qemu.memory_mib, b::kMinQemuMemoryMib, b::kMaxMib);
+    qr.get_integer("vcpus", e.qemu.vcpus, 1, b::kMaxVcpus);
     qr.get("accel", e.qemu.accel);
     qr.one_of("accel", e.qemu.accel, {"auto", "kvm", "tcg"});
     qr.reject_unknown();
@@ -281,14 +421,7 @@ Experiment parse(const json& j) {
 }
 
 Experiment parse_text(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& err) {
-    throw UserError(origin + " is not valid JSON: " + err.what(),
-                    "fix the syntax (a JSON linter such as `jq . FILE` shows where)");
-  }
-  return parse(j);
+  return parse(parse_json_strict(text, origin));
 }
 
 // splitmix64: fully specified, so a seed gives the same order on every machine.

@@ -21,8 +21,9 @@ struct Workload {
   double runtime_s = 5;      // dio-randwrite / fio: time-based rounds
   uint64_t block_kib = 1024; // buffered-write block size
   uint64_t size_mib = 256;   // buffered-write bytes per round
-  std::string fio_job;       // fio: job file name under workloads/fio/
-  std::string label;         // how reports name it; defaults to name
+  std::string fio_job;       // fio: a job file name in workloads/fio/ (a name, never a path)
+  std::string label;         // how reports name it and its directory on the mount; defaults
+                             // to name. A name, never a path: see is_plain_name().
 
   std::string metric() const;          // ns_per_op | iops | bytes_per_s
   bool higher_is_better() const;
@@ -91,12 +92,17 @@ struct Experiment {
   KernelConfig config;
   Gates gates;
   std::vector<DirectHit> direct_hits;
+  // confirm: how many blocks a sequential confirm may run, and the effect it must be able
+  // to see. A screen accepts and ignores them.
+  double target_mde_pct = 5.0;     // > 0: the minimum detectable effect (%) to plan for
+  uint32_t min_blocks = 3;         // >= 2
+  uint32_t max_blocks = 12;        // >= min_blocks, <= 100
   uint32_t point_timeout_s = 900;  // one point (boot + all workloads) must finish within
   std::string governor;            // cpufreq governor for the pinned CPU during points; "" leaves it
   struct Qemu {
     uint32_t memory_mib = 2048;
     uint32_t vcpus = 1;
-    std::string accel = "auto";  // auto (KVM if a probe guest runs, else TCG) | kvm | tcg
+    std::string accel = "auto";  // auto (KVM when a probe boot proves it works, else TCG) | kvm | tcg
   } qemu;
 
   nlohmann::json raw;  // the file as given, kept in the bundle
@@ -116,5 +122,36 @@ struct PlannedPoint {
 std::vector<PlannedPoint> plan_points(const Experiment& e);
 
 extern const std::vector<std::string> kWorkloadNames;
+
+// A name that is safe as one path component: [A-Za-z0-9._-]{1,64}, not "." or "..".
+// Workload labels (directories on the mount) and fio job names must be one.
+bool is_plain_name(const std::string& s);
+
+// A /sys or /proc/sys path written lexically clean: absolute, under /sys/ or /proc/sys/, no
+// "." or ".." component, no empty component, no NUL. (Symlinks are resolved where the knob
+// is written: boot/knobs.hpp.)
+bool is_clean_knob_path(const std::string& path);
+
+// Numeric bounds of the experiment, the same ones results-schema/experiment.schema.json
+// states (a unit test keeps the two in step).
+namespace bounds {
+constexpr uint64_t kMaxSafeInteger = 9007199254740991ULL;  // 2^53 - 1: exact in every JSON reader
+constexpr uint32_t kMaxBlocks = 1000;
+constexpr uint32_t kMaxRounds = 100000;
+constexpr int kMaxCpu = 1023;                 // CPU_SETSIZE - 1
+constexpr uint32_t kMaxPointTimeoutS = 604800;  // a week
+constexpr uint64_t kMaxOps = 1000000000;
+constexpr uint64_t kMaxRangeBytes = 1ULL << 30;
+constexpr uint32_t kMaxIodepth = 4096;        // the agent's limit
+constexpr uint32_t kMaxJobs = 1024;           // the agent's limit
+constexpr uint64_t kMaxMib = 1048576;         // 1 TiB
+constexpr double kMinRuntimeS = 0.01, kMaxRuntimeS = 86400;  // the agent's limits
+constexpr uint64_t kMaxBlockKib = 1048576;
+constexpr uint64_t kMinStorageMib = 128;
+constexpr uint32_t kMinQemuMemoryMib = 256;
+constexpr uint32_t kMaxVcpus = 256;
+constexpr double kMaxPct = 100;
+constexpr uint32_t kMinSequentialBlocks = 2, kMaxSequentialBlocks = 100;
+}  // namespace bounds
 
 }  // namespace ks::experiment

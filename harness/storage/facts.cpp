@@ -1,5 +1,6 @@
 #include "storage/facts.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -107,7 +108,7 @@ std::vector<std::string> parse_wipefs(std::string_view text) {
   return out;
 }
 
-std::optional<Refusal> judge_device(const DeviceFacts& f, bool allow_overwrite) {
+std::optional<Refusal> judge_device(const DeviceFacts& f, bool allow_overwrite, const std::string& own_label) {
   const std::string& d = f.path;
   const std::string use_ram =
       "or let the harness create a RAM device (storage kind auto, zram or loop)";
@@ -138,14 +139,31 @@ std::optional<Refusal> judge_device(const DeviceFacts& f, bool allow_overwrite) 
                        " cannot be opened exclusively",
                    "stop whatever holds it open (fuser -v " + d + " may tell), or name another device"};
   if (allow_overwrite) return std::nullopt;
-  if (!f.probe_error.empty())
-    return Refusal{"cannot tell whether storage device " + d + " holds data: " + f.probe_error,
-                   "if its contents are disposable, set storage.allow_overwrite = true"};
+  const std::string opt_in = "if its contents are disposable, set storage.allow_overwrite = true; otherwise "
+                             "name another device, " + use_ram;
+  bool only_btrfs = std::all_of(f.signatures.begin(), f.signatures.end(),
+                                [](auto& s) { return starts_with(s, "btrfs "); });
+  if (!own_label.empty() && f.btrfs_label == own_label && only_btrfs && f.probe_error.empty())
+    return std::nullopt;  // this run's own filesystem, from an earlier point
   if (!f.signatures.empty())
-    return Refusal{"storage device " + d + " holds data (" + list(f.signatures) + ")",
-                   "if its contents are disposable, set storage.allow_overwrite = true "
-                   "(or erase them with wipefs -a " + d + "); otherwise name another device"};
-  return std::nullopt;
+    return Refusal{"storage device " + d + " holds data (" + list(f.signatures) +
+                       (f.btrfs_label.empty() ? "" : ", btrfs label \"" + f.btrfs_label + "\"") +
+                       ") and storage.allow_overwrite is not set",
+                   opt_in};
+  if (!f.probe_error.empty())
+    return Refusal{"cannot tell whether storage device " + d + " holds data: " + f.probe_error, opt_in};
+  return Refusal{"storage device " + d + " shows no filesystem or partition-table signature, but data "
+                     "without a signature is still data: a device the harness did not create is "
+                     "formatted only with storage.allow_overwrite = true",
+                 opt_in};
+}
+
+std::optional<std::string> btrfs_label_of_superblock(std::string_view super) {
+  constexpr size_t kMagicOffset = 0x40, kLabelOffset = 0x12b, kLabelSize = 256;
+  if (super.size() < kLabelOffset + kLabelSize || super.substr(kMagicOffset, 8) != "_BHRfS_M")
+    return std::nullopt;
+  auto label = super.substr(kLabelOffset, kLabelSize);
+  return std::string(label.substr(0, label.find('\0')));
 }
 
 std::string resolve_kind(const std::string& requested, const Availability& a) {

@@ -52,6 +52,7 @@ struct DeviceFacts {
   std::vector<std::string> busy;         // it or a partition refused an exclusive open
   std::vector<std::string> signatures;   // filesystem or partition-table signatures
   std::string probe_error;               // wipefs could not probe it
+  std::string btrfs_label;               // the label in its btrfs superblock, if it holds one
 };
 
 struct Refusal {
@@ -59,8 +60,19 @@ struct Refusal {
   std::string hint;
 };
 
-// Why DEVICE must not be formatted, or nullopt when it may be.
-std::optional<Refusal> judge_device(const DeviceFacts& facts, bool allow_overwrite);
+// Why DEVICE must not be formatted, or nullopt when it may be. A device the harness did not
+// create is formatted only with ALLOW_OVERWRITE, whatever it holds, signature or not (data
+// without a signature is still data), or when it holds nothing but a btrfs labelled
+// OWN_LABEL: the filesystem this run made on it for an earlier point. Never when it is the
+// root disk, mounted, swap, held or busy.
+std::optional<Refusal> judge_device(const DeviceFacts& facts, bool allow_overwrite,
+                                    const std::string& own_label = {});
+
+// The label of the btrfs whose primary superblock (64 KiB into the device) is SUPER, or
+// nullopt when SUPER is not a btrfs superblock. Pure: SUPER is the bytes read.
+std::optional<std::string> btrfs_label_of_superblock(std::string_view super);
+constexpr uint64_t kBtrfsSuperOffset = 64 * 1024;
+constexpr size_t kBtrfsSuperSize = 4096;
 
 // Which RAM-backed kinds this machine offers.
 struct Availability {

@@ -150,6 +150,17 @@ void probe_signatures(const fs::path& device, DeviceFacts& facts) {
   else facts.signatures = parse_wipefs(r.out);
 }
 
+// The label of the btrfs on DEVICE, read from its superblock; empty if none or unreadable.
+std::string read_btrfs_label(const fs::path& device) {
+  int fd = open(device.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string super(kBtrfsSuperSize, '\0');
+  auto n = pread(fd, super.data(), super.size(), static_cast<off_t>(kBtrfsSuperOffset));
+  close(fd);
+  if (n != static_cast<ssize_t>(super.size())) return {};
+  return btrfs_label_of_superblock(super).value_or("");
+}
+
 DeviceFacts gather_facts(const fs::path& device) {
   DeviceFacts f;
   f.path = device.string();
@@ -181,13 +192,14 @@ DeviceFacts gather_facts(const fs::path& device) {
     if (block_devnum(node) == d && refuses_exclusive_open(node)) f.busy.push_back(node.string());
   }
   probe_signatures(device, f);
+  f.btrfs_label = read_btrfs_label(device);
   return f;
 }
 
 }  // namespace
 
-void guard_device(const fs::path& device, bool allow_overwrite) {
-  if (auto refusal = judge_device(gather_facts(device), allow_overwrite))
+void guard_device(const fs::path& device, bool allow_overwrite, const std::string& own_label) {
+  if (auto refusal = judge_device(gather_facts(device), allow_overwrite, own_label))
     throw UserError(refusal->what, refusal->hint);
 }
 

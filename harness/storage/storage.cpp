@@ -137,6 +137,8 @@ Availability probe_availability(const std::string& requested) {
 
 }  // namespace
 
+std::string run_label(const std::string& run_id) { return "ksandwich-" + run_id; }
+
 std::string resolve_kind(const std::string& requested) {
   return resolve_kind(requested, probe_availability(requested));
 }
@@ -178,7 +180,7 @@ struct Filesystem::State {
   void create_brd() {
     if (fs::exists("/dev/ram0")) {
       // Someone else's ram disk (or a built-in one): treat it as a device the user named.
-      guard_device("/dev/ram0", request.allow_overwrite);
+      guard_device("/dev/ram0", request.allow_overwrite, request.label);
       details["loaded_by_us"] = false;
     } else if (fs::exists("/sys/module/brd")) {
       throw UserError("storage kind brd: brd is loaded but /dev/ram0 does not exist",
@@ -225,7 +227,7 @@ struct Filesystem::State {
     if (request.device.empty())
       throw UserError("storage kind device needs storage.device",
                       "name the block device to format, or use storage kind auto");
-    guard_device(request.device, request.allow_overwrite);
+    guard_device(request.device, request.allow_overwrite, request.label);
     device = request.device;
   }
 
@@ -233,6 +235,10 @@ struct Filesystem::State {
     mkfs_version = trim(run({"mkfs.btrfs", "--version"}, 30s).out);
     std::vector<std::string> mkfs{"mkfs.btrfs", "-f"};
     mkfs.insert(mkfs.end(), request.mkfs_options.begin(), request.mkfs_options.end());
+    if (!request.label.empty()) {  // after the options: the run's mark wins
+      mkfs.push_back("--label");
+      mkfs.push_back(request.label);
+    }
     mkfs.push_back(device.string());
     run(mkfs, 10min);
 
@@ -290,7 +296,8 @@ nlohmann::json Filesystem::describe() const {
                    {"mount_options", s.request.mount_options},
                    {"kernel_mount_options", s.kernel_mount_options},
                    {"mkfs_version", s.mkfs_version},
-                   {"mount_point", s.mount_point.string()}};
+                   {"mount_point", s.mount_point.string()},
+                   {"label", s.request.label}};
   j.update(s.details);
   return j;
 }

@@ -1,9 +1,10 @@
 #pragma once
 // A fresh btrfs for every point, on a device the harness may format.
 // The guard: the harness formats only a RAM device it created itself (brd, zram, loop over
-// a file in /dev/shm), or a device the user names explicitly that is not mounted, is not
-// the device holding /, and holds no partition table or filesystem signature unless
-// allow_overwrite says so. Everything it creates it removes again: on success, on failure
+// a file in /dev/shm), or a device the user names explicitly with allow_overwrite (whatever
+// it holds, signature or not) that is not mounted, not in use, not swap and not the device
+// holding /. It labels every btrfs it makes (Request::label, e.g. ksandwich-<run id>), so
+// the run's later points and --resume recognise their own filesystem. Everything it creates it removes again: on success, on failure
 // and on SIGINT/SIGTERM (the destructor runs as the Interrupted exception unwinds).
 #include <cstdint>
 #include <filesystem>
@@ -24,15 +25,23 @@ struct Request {
   std::vector<std::string> mkfs_options;   // extra mkfs.btrfs options
   std::vector<std::string> mount_options;  // joined with commas for mount -o
   fs::path scratch_dir = "/dev/shm";       // where loop backing files live
+  // mkfs.btrfs -L: marks the filesystem as this run's. A device that holds nothing but a
+  // btrfs with this label is this run's own and may be formatted again without
+  // allow_overwrite. Empty: no label, no such recognition.
+  std::string label;
 };
+
+// "ksandwich-<run id>": the label a run puts on the filesystems it makes.
+std::string run_label(const std::string& run_id);
 
 // What kind a request for "auto" resolves to on this machine: brd (only if we can load the
 // module ourselves), then zram, then loop. Throws UserError for an unknown or missing kind.
 std::string resolve_kind(const std::string& requested);
 
 // Throws UserError saying why DEVICE must not be formatted and what to do. Only reads:
-// /proc/self/mountinfo, /proc/swaps, /sys/class/block, `wipefs --no-act`, an O_EXCL open.
-void guard_device(const fs::path& device, bool allow_overwrite);
+// /proc/self/mountinfo, /proc/swaps, /sys/class/block, `wipefs --no-act`, the btrfs
+// superblock, an O_EXCL open. OWN_LABEL: see judge_device().
+void guard_device(const fs::path& device, bool allow_overwrite, const std::string& own_label = {});
 
 class Filesystem {
  public:

@@ -95,11 +95,12 @@ struct ScratchLoop {
   fs::path device;
   std::vector<fs::path> mounted;
 
-  explicit ScratchLoop(uint64_t mib, bool partscan = false) {
+  explicit ScratchLoop(uint64_t mib, bool partscan = false, const std::string& content = {}) {
     std::string name = "/dev/shm/ksandwich-test-XXXXXX";
     int fd = mkstemp(name.data());
     REQUIRE(fd >= 0);
     REQUIRE(ftruncate(fd, static_cast<off_t>(mib << 20)) == 0);
+    if (!content.empty()) REQUIRE(pwrite(fd, content.data(), content.size(), 0) == static_cast<ssize_t>(content.size()));
     close(fd);
     file = name;
     std::vector<std::string> argv{"losetup", "--find", "--show"};
@@ -295,7 +296,9 @@ TEST_CASE("storage: guard refuses a mounted device", "[storage][root]") {
 TEST_CASE("storage: guard refuses a device with a filesystem unless allow_overwrite", "[storage][root]") {
   require_loop();
   ScratchLoop loop(256);
-  CHECK_NOTHROW(guard_device(loop.device, false));  // fresh and empty: fine
+  // Fresh and empty, but a device the harness did not create: only with allow_overwrite.
+  CHECK_THAT(refusal(loop.device), Catch::Contains("no filesystem or partition-table signature"));
+  CHECK_NOTHROW(guard_device(loop.device, true));
   sh({"mkfs.btrfs", "-f", loop.device.string()});
   CHECK_THAT(refusal(loop.device), Catch::Contains("btrfs at 0x10040"));
   CHECK_NOTHROW(guard_device(loop.device, true));
@@ -311,6 +314,65 @@ TEST_CASE("storage: guard refuses a device with a filesystem unless allow_overwr
   CHECK_FALSE(mount_at(d["mount_point"].get<std::string>()));
   CHECK(loop_attached(loop.device));  // not ours to detach
   CHECK_THROWS_AS(Filesystem::create(device_request(loop.device, false)), ks::UserError);
+}
+
+TEST_CASE("storage: a device of random data without a signature is refused and left intact",
+          "[storage][root]") {
+  require_loop();
+  // Data the size of the first 64 MiB (past the btrfs superblocks mkfs would write), no
+  // signature for wipefs to find.
+  std::string data(64 << 20, '\0');
+  {
+    std::ifstream random("/dev/urandom", std::ios::binary);
+    REQUIRE(random.read(data.data(), static_cast<std::streamsize>(data.size())));
+  }
+  ScratchLoop loop(256, false, data);
+  REQUIRE(ks::trim(sh({"wipefs", "--no-act", "--noheadings", loop.device.string()}).out).empty());
+  auto what = refusal(loop.device);
+  CHECK_THAT(what, Catch::Contains("no filesystem or partition-table signature"));
+  CHECK_THROWS_AS(Filesystem::create(device_request(loop.device, false)), ks::UserError);
+  auto with_label = device_request(loop.device, false);
+  with_label.label = "ksandwich-0123456789abcdef";  // a run's mark does not stand in for allow_overwrite
+  CHECK_THROWS_AS(Filesystem::create(with_label), ks::UserError);
+  std::string now(data.size(), '\0');
+  {
+    std::ifstream back(loop.file, std::ios::binary);
+    REQUIRE(back.read(now.data(), static_cast<std::streamsize>(now.size())));
+  }
+  CHECK(now == data);  // not a byte changed
+}
+
+TEST_CASE("storage: a run labels its btrfs and recognises it at its next point", "[storage][root]") {
+  require_loop();
+  ScratchLoop loop(256);
+  const std::string label = "ksandwich-0123456789abcdef";
+  auto first = device_request(loop.device, true);
+  first.label = label;
+  nlohmann::json d;
+  {
+    auto btrfs = Filesystem::create(first);
+    d = btrfs->describe();
+    CHECK(d["label"] == label);
+  }
+  CHECK_THAT(sh({"btrfs", "inspect-internal", "dump-super", loop.device.string()}).out, Catch::Contains(label));
+  // The next point (or a --resume) of the same run: its own filesystem, formatted again.
+  auto again = device_request(loop.device, false);
+  again.label = label;
+  {
+    auto btrfs = Filesystem::create(again);
+    CHECK(mount_at(btrfs->mount_point()));
+  }
+  // Another run's label, or none: a device with data, refused without allow_overwrite.
+  auto other = device_request(loop.device, false);
+  other.label = "ksandwich-fedcba9876543210";
+  CHECK_THROWS_AS(Filesystem::create(other), ks::UserError);
+  CHECK_THAT(refusal(loop.device), Catch::Contains("btrfs label \"" + label + "\""));
+  // A user's mkfs option cannot take the mark away: the run's --label comes last.
+  auto relabel = device_request(loop.device, true);
+  relabel.label = label;
+  relabel.mkfs_options = {"-L", "someone-else"};
+  { auto btrfs = Filesystem::create(relabel); }
+  CHECK_NOTHROW(guard_device(loop.device, false, label));
 }
 
 TEST_CASE("storage: guard refuses a disk with a partition table or a mounted partition",

@@ -69,6 +69,89 @@ if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v
 else
   echo "SKIPPED (part): the qemu cases need qemu-system-x86_64, busybox-static and btrfs-progs"
 fi
+# --- Issue 11: hostile experiment files and paths. Every refusal: exit 2, what was wrong,
+# and nothing written (no output directory, no file outside it).
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+base = {"name": "t", "arms": {"control": {}, "patched": {}}, "workloads": [{"name": "clone"}]}
+def write(name, e):
+    with open(f"{d}/{name}.json", "w") as f:
+        json.dump(e, f)
+write("ok", base)
+write("label-traversal", dict(base, workloads=[{"name": "buffered-write", "label": "../../../../" + d + "/x/escaped", "size_mib": 8}]))
+write("label-absolute", dict(base, workloads=[{"name": "buffered-write", "label": d + "/x/abs", "size_mib": 8}]))
+write("fio-traversal", dict(base, workloads=[{"name": "fio", "job": "../../../../etc/hostname"}]))
+open(f"{d}/knob.txt", "w").write("v0\n")
+write("sysfs-escape", dict(base, arms={"control": {}, "patched": {"sysfs": {"/sys/.." + d + "/knob.txt": "v"}}}))
+for name, ptr, value in [("ops-1e30", ("workloads", 0, "ops"), 1e30), ("rounds-2p32", ("rounds",), 2**32),
+                         ("rounds-1e12", ("rounds",), 10**12), ("warmup-neg", ("warmup_rounds",), -1),
+                         ("timeout-2p32", ("point_timeout_s",), 2**32), ("blocks-2p32", ("blocks",), 2**32),
+                         ("ops-frac", ("workloads", 0, "ops"), 2.5), ("cpu-frac", ("cpu",), 0.5),
+                         ("seed-neg", ("seed",), -1), ("storage-tiny", ("storage", "size_mib"), 1)]:
+    e = json.loads(json.dumps(base))
+    if ptr[0] == "workloads": e["workloads"][0][ptr[2]] = value
+    elif ptr[0] == "storage": e["storage"] = {ptr[1]: value}
+    else: e[ptr[0]] = value
+    write(name, e)
+write("device-with-auto", dict(base, storage={"kind": "auto", "device": "/dev/sda"}))
+text = json.dumps(base)
+open(f"{d}/nul-raw.json", "wb").write(text.encode() + b"\0" + b'{"rounds": 0}')
+open(f"{d}/nul-escaped.json", "w").write(text.replace('"name": "t"', '"name": "t\\u0000x"'))
+open(f"{d}/duplicate-key.json", "w").write('{"rounds": 5, "rounds": 0, ' + text[1:])
+open(f"{d}/deep.json", "w").write('{"name": "t", "_x": ' + "[" * 100000 + "]" * 100000 + "}")
+open(f"{d}/deep-bundle.json", "w").write('{"schema_version": 1, "x": ' + "[" * 100000 + "]" * 100000 + "}")
+PY
+: >"$tmp/empty-file"
+ln -s "$tmp/nowhere/at/all" "$tmp/dangling"
+expect_error "label: traversal" "/workloads/0/label" -- "$ks" run "$tmp/label-traversal.json" --out "$tmp/out-1"
+expect_error "label: absolute" "/workloads/0/label" -- "$ks" run "$tmp/label-absolute.json" --out "$tmp/out-2"
+expect_error "label: traversal in --dry-run" "/workloads/0/label" -- "$ks" run "$tmp/label-traversal.json" --dry-run --out "$tmp/out-3"
+expect_error "fio job: traversal" "/workloads/0/job" -- "$ks" run "$tmp/fio-traversal.json" --out "$tmp/out-4"
+expect_error "sysfs: escapes /sys" "/arms/patched/sysfs" -- "$ks" run "$tmp/sysfs-escape.json" --out "$tmp/out-5"
+if [ -e "$tmp/x" ]; then echo "FAIL: a label wrote outside the mount: $tmp/x"; failures=$((failures + 1)); fi
+if [ "$(cat "$tmp/knob.txt")" != "v0" ]; then echo "FAIL: the escaped knob was written"; failures=$((failures + 1)); fi
+expect_error "--out: an empty file" "is not a directory" -- "$ks" run "$tmp/ok.json" --out "$tmp/empty-file"
+expect_error "--out: a dangling symlink" "symbolic link to nothing" -- "$ks" run "$tmp/ok.json" --out "$tmp/dangling"
+expect_error "--out: under /proc" "is under /proc" -- "$ks" run "$tmp/ok.json" --out /proc/ksandwich-x
+expect_error "--out: under /sys" "is under /sys" -- "$ks" run "$tmp/ok.json" --out /sys/kernel/ksandwich-x
+expect_error "--out: /dev/null" "/dev/null" -- "$ks" run "$tmp/ok.json" --out /dev/null
+expect_error "--resume: a dangling symlink" "symbolic link to nothing" -- "$ks" run --resume "$tmp/dangling"
+if [ -s "$tmp/empty-file" ] || [ -e "$tmp/nowhere" ] || [ -e /proc/ksandwich-x ]; then
+  echo "FAIL: a refused --out was written to"; failures=$((failures + 1))
+fi
+expect_error "JSON: nested 100000 deep" "deeper than 64" -- "$ks" run "$tmp/deep.json" --out "$tmp/out-6"
+expect_error "JSON: a raw NUL byte" "NUL byte" -- "$ks" run "$tmp/nul-raw.json" --out "$tmp/out-7"
+expect_error "JSON: \\u0000 in a string" "NUL character" -- "$ks" run "$tmp/nul-escaped.json" --out "$tmp/out-8"
+expect_error "JSON: a duplicate key" "appears twice" -- "$ks" run "$tmp/duplicate-key.json" --out "$tmp/out-9"
+expect_error "validate: a bundle nested 100000 deep" "deeper than 64" -- "$ks" validate "$tmp/deep-bundle.json"
+expect_error "report: a bundle nested 100000 deep" "deeper than 64" -- "$ks" report "$tmp/deep-bundle.json"
+n=10
+for case in "ops-1e30 /workloads/0/ops" "rounds-2p32 /rounds" "rounds-1e12 /rounds" "warmup-neg /warmup_rounds" \
+            "timeout-2p32 /point_timeout_s" "blocks-2p32 /blocks" "ops-frac /workloads/0/ops" "cpu-frac /cpu" \
+            "seed-neg /seed" "storage-tiny /storage/size_mib" "device-with-auto /storage/device"; do
+  set -- $case
+  expect_error "number/key: $1" "experiment: $2:" -- "$ks" run "$tmp/$1.json" --out "$tmp/out-$n"
+  n=$((n + 1))
+done
+if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
+  # A device holding random data (no signature) and no allow_overwrite: refused, untouched.
+  decoy=$(mktemp /dev/shm/ksandwich-decoy-XXXXXX)
+  head -c $((160 << 20)) /dev/urandom >"$decoy"
+  sum_before=$(sha256sum <"$decoy")
+  loopdev=$(losetup --find --show "$decoy")
+  python3 -c "import json,sys; json.dump({'name': 't', 'arms': {'control': {}, 'patched': {}}, 'workloads': [{'name': 'clone', 'ops': 10}], 'rounds': 1, 'storage': {'kind': 'device', 'device': sys.argv[1]}}, open(sys.argv[2], 'w'))" "$loopdev" "$tmp/decoy.json"
+  expect_error "device: random data, no allow_overwrite" "allow_overwrite" -- "$ks" run "$tmp/decoy.json" --out "$tmp/out-decoy"
+  losetup --detach "$loopdev"
+  if [ "$(sha256sum <"$decoy")" != "$sum_before" ]; then echo "FAIL: the decoy device was written"; failures=$((failures + 1)); fi
+  rm -f "$decoy"
+else
+  echo "SKIPPED (part): the random-data device case needs root and losetup"
+fi
+for o in "$tmp"/out-*; do
+  if [ -e "$o" ]; then echo "FAIL: refused run left $o behind"; failures=$((failures + 1)); fi
+done
+
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
 expect_error "agent: unknown workload" "workload" -- "$agent" clonez --dir "$tmp"

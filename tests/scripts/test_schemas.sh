@@ -30,5 +30,21 @@ for f in files:
 bad = {"name": "t", "arms": {"control": {}, "patched": {}}, "workloads": [{"name": "clonez"}]}
 if validator.is_valid(bad):
     print("FAIL: the schema accepts an unknown workload"); failures += 1
+# ... and what the parser refuses as hostile (issue 11): the two say the same.
+refused = {
+    "a label that is a path": {"workloads": [{"name": "clone", "label": "../../tmp/x"}]},
+    "an fio job that is a path": {"workloads": [{"name": "fio", "job": "../../../../etc/hostname"}]},
+    "a sysfs key with ..": {"arms": {"control": {}, "patched": {"sysfs": {"/sys/../tmp/x": "v"}}}},
+    "storage.device with kind auto": {"storage": {"kind": "auto", "device": "/dev/sda"}},
+    "ops on buffered-write": {"workloads": [{"name": "buffered-write", "ops": 5}]},
+    "a fractional integer": {"rounds": 2.5},
+    "rounds beyond the maximum": {"rounds": 2**32},
+    "an unknown accel": {"qemu": {"accel": "xen"}},
+}
+for what, change in refused.items():
+    if validator.is_valid({**bad, "workloads": [{"name": "clone"}], **change}):
+        print(f"FAIL: the schema accepts {what}"); failures += 1
+    else:
+        print(f"ok   the schema refuses {what}")
 sys.exit(1 if failures else 0)
 PY

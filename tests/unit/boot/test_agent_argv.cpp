@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "boot/backend.hpp"
+#include "util/error.hpp"
 
 using nlohmann::json;
 
@@ -18,4 +19,16 @@ TEST_CASE("the agent's argv carries the experiment's rounds, pinning and workloa
   CHECK(std::find(dio.begin(), dio.end(), "--jobs") != dio.end());
   auto fio = ks::boot::agent_argv("/a", e.workloads[2], e, "/d", "/jobs");
   CHECK(fio.back() == "/jobs/dio-randwrite.fio");
+}
+
+TEST_CASE("the agent's argv refuses a label or fio job that is a path, even past the parser") {
+  auto e = ks::experiment::parse(json::parse(R"({"name": "t",
+      "arms": {"control": {}, "patched": {}},
+      "workloads": [{"name": "fio", "job": "dio-randwrite.fio"}]})"));
+  auto w = e.workloads[0];
+  w.fio_job = "../../../../etc/hostname";
+  CHECK_THROWS_AS(ks::boot::agent_argv("/a", w, e, "/d", "/jobs"), ks::UserError);
+  w = e.workloads[0];
+  w.label = "../../escaped";
+  CHECK_THROWS_AS(ks::boot::agent_argv("/a", w, e, "/d", "/jobs"), ks::UserError);
 }

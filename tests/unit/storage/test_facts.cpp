@@ -83,8 +83,36 @@ std::string refusal(const DeviceFacts& f, bool allow_overwrite = false) {
 }
 }  // namespace
 
-TEST_CASE("storage: judge_device lets an unused, empty block device through", "[storage]") {
-  CHECK_FALSE(judge_device(free_device(), false));
+TEST_CASE("storage: judge_device formats a named device only with allow_overwrite, signature or not",
+          "[storage]") {
+  // No signature is not "no data": random bytes have none.
+  CHECK_THAT(refusal(free_device()), Catch::Contains("no filesystem or partition-table signature") &&
+                                         Catch::Contains("allow_overwrite"));
+  CHECK_FALSE(judge_device(free_device(), true));
+}
+
+TEST_CASE("storage: judge_device lets a run format again the btrfs it labelled itself", "[storage]") {
+  auto f = free_device();
+  f.signatures = {"btrfs at 0x10040"};
+  f.btrfs_label = "ksandwich-0123456789abcdef";
+  CHECK_FALSE(judge_device(f, false, "ksandwich-0123456789abcdef"));
+  CHECK_THAT(refusal(f), Catch::Contains("btrfs label \"ksandwich-0123456789abcdef\""));
+  CHECK(judge_device(f, false, "ksandwich-fedcba9876543210"));  // another run's
+  f.signatures.push_back("dos at 0x1fe");                        // more than our btrfs
+  CHECK(judge_device(f, false, "ksandwich-0123456789abcdef"));
+  f.signatures = {"btrfs at 0x10040"};
+  f.mounted_at = {"/mnt"};  // ours, but in use
+  CHECK(judge_device(f, true, "ksandwich-0123456789abcdef"));
+}
+
+TEST_CASE("storage: btrfs_label_of_superblock reads the label only from a btrfs superblock", "[storage]") {
+  std::string super(kBtrfsSuperSize, '\0');
+  CHECK_FALSE(btrfs_label_of_superblock(super));
+  super.replace(0x40, 8, "_BHRfS_M");
+  CHECK(btrfs_label_of_superblock(super) == "");
+  super.replace(0x12b, 9, "ksandwich");
+  CHECK(btrfs_label_of_superblock(super) == "ksandwich");
+  CHECK_FALSE(btrfs_label_of_superblock(super.substr(0, 0x100)));
 }
 
 TEST_CASE("storage: judge_device refuses each unsafe device and says why", "[storage]") {

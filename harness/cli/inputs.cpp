@@ -1,0 +1,58 @@
+// Checks of what the command line names, made before any subcommand touches anything, so
+// that a bad path is a clear message and exit 2 instead of an exception from deep inside.
+#include <cerrno>
+#include <cstring>
+
+#include "cli/commands.hpp"
+#include "experiment/strict_json.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::cli {
+
+namespace fs = std::filesystem;
+
+void check_output_dir(const fs::path& dir, const std::string& option) {
+  const std::string hint = "name a new directory (or an empty one) on a normal filesystem, e.g. " +
+                           option + " results/my-run";
+  if (dir.empty()) throw UserError(option + " is empty", hint);
+  std::error_code ec;
+  auto link = fs::symlink_status(dir, ec);
+  if (link.type() == fs::file_type::symlink && !fs::exists(dir, ec))
+    throw UserError(option + " " + dir.string() + " is a symbolic link to nothing", hint);
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw UserError(option + " " + dir.string() + " exists and is not a directory", hint);
+  // /proc, /sys and /dev hold kernel objects, not results.
+  auto real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (ec) throw UserError(option + " " + dir.string() + " cannot be resolved: " + ec.message(), hint);
+  for (const char* pseudo : {"/proc", "/sys", "/dev"}) {
+    auto p = real.string();
+    if (p == pseudo || starts_with(p, std::string(pseudo) + "/"))
+      throw UserError(option + " " + dir.string() + " is under " + pseudo +
+                          ", which holds kernel objects, not files",
+                      hint);
+  }
+  // The nearest part that exists must be a directory, or the run could not create it.
+  for (auto p = real; !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p, ec)) {
+      if (!fs::is_directory(p, ec))
+        throw UserError(option + " " + dir.string() + ": " + p.string() + " is not a directory", hint);
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
+}
+
+void check_json_file(const fs::path& path, const std::string& what) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;  // the subcommand says it does not exist, in its words
+  if (fs::is_directory(path, ec))
+    throw UserError(what + " " + path.string() + " is a directory", "name the JSON file itself");
+  auto text = try_read_file(path);
+  if (!text)
+    throw UserError(what + " " + path.string() + " cannot be read: " + std::strerror(errno),
+                    "check the path and its permissions");
+  experiment::check_json_text(*text, path.string());
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,228 @@
+// Experiment files travel between people: what a hostile or careless file can say is
+// refused by the parser, with the place, the problem and what to write instead.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "experiment/experiment.hpp"
+#include "experiment/strict_json.hpp"
+#include "util/error.hpp"
+
+using ks::experiment::parse;
+using ks::experiment::parse_text;
+using nlohmann::json;
+
+namespace {
+
+json minimal() {
+  return json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
+                         "workloads": [{"name": "clone"}]})");
+}
+
+json with_workload(json w) {
+  auto j = minimal();
+  j["workloads"] = json::array({std::move(w)});
+  return j;
+}
+
+// The message of the UserError that parsing throws; "(no error)" when it parses.
+std::string error_of(const json& j) {
+  try {
+    parse(j);
+  } catch (const ks::UserError& e) {
+    CHECK_FALSE(e.hint().empty());
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string text_error_of(const std::string& text) {
+  try {
+    parse_text(text, "exp.json");
+  } catch (const ks::UserError& e) {
+    CHECK_FALSE(e.hint().empty());
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const std::string kMinimalText =
+    R"({"name": "t", "arms": {"control": {}, "patched": {}}, "workloads": [{"name": "clone"}]})";
+
+}  // namespace
+
+TEST_CASE("hostile: a workload label is a name, never a path") {
+  for (std::string label : std::vector<std::string>{"../../../../tmp/x/escaped", "/tmp/x", "a/b", ".", "..", "", std::string(65, 'a'),
+                            "sp ace", "new\nline"}) {
+    INFO(label);
+    CHECK_THAT(error_of(with_workload({{"name", "buffered-write"}, {"label", label}, {"size_mib", 8}})),
+               Catch::Contains("/workloads/0/label") && Catch::Contains("plain name"));
+  }
+  for (std::string label : std::vector<std::string>{"clone-64k", "a", "A.b_c-1", std::string(64, 'z'), "..."}) {
+    INFO(label);
+    CHECK(parse(with_workload({{"name", "clone"}, {"label", label}})).workloads[0].id() == label);
+  }
+}
+
+TEST_CASE("hostile: an fio job is the name of a shipped job file, never a path") {
+  for (std::string job : {"../../../../etc/hostname", "/etc/hostname", "sub/dio-randwrite.fio", "hostname",
+                          ".fio", "../x.fio"}) {
+    INFO(job);
+    CHECK_THAT(error_of(with_workload({{"name", "fio"}, {"job", job}})), Catch::Contains("/workloads/0/job"));
+  }
+  CHECK(parse(with_workload({{"name", "fio"}, {"job", "dio-randwrite.fio"}})).workloads[0].fio_job ==
+        "dio-randwrite.fio");
+}
+
+TEST_CASE("hostile: sysfs knobs are plain paths under /sys/ or /proc/sys/") {
+  for (std::string path : {"/sys/../tmp/x/knob.txt", "/sys/./kernel/x", "/sys//kernel/x", "/proc/sys/../../tmp/x",
+                           "/sys/", "/sys/kernel/..", "/proc/self/x", "sys/kernel/x", "/etc/passwd"}) {
+    INFO(path);
+    auto j = minimal();
+    j["arms"]["patched"]["sysfs"] = {{path, "v"}};
+    CHECK_THAT(error_of(j), Catch::Contains("/arms/patched/sysfs") && Catch::Contains("plain path"));
+  }
+  auto j = minimal();
+  j["arms"]["patched"]["sysfs"] = {{"/sys/block/loop0/queue/read_ahead_kb", 4096},
+                                   {"/proc/sys/vm/dirty_ratio", "10"}};
+  auto e = parse(j);
+  CHECK(e.arms["patched"].sysfs.at("/sys/block/loop0/queue/read_ahead_kb") == "4096");
+}
+
+TEST_CASE("hostile: numbers never wrap, round or go negative into unsigned fields") {
+  struct Case {
+    const char* pointer;
+    json value;
+  };
+  std::vector<Case> cases = {
+      {"/workloads/0/ops", 1e30},       {"/rounds", 4294967296ULL},     {"/rounds", 1e12},
+      {"/warmup_rounds", -1},           {"/point_timeout_s", 4294967296ULL}, {"/blocks", 4294967296ULL},
+      {"/workloads/0/ops", 2.5},        {"/cpu", 0.5},                  {"/seed", -1},
+      {"/storage/size_mib", 1},         {"/rounds", "5"},               {"/rounds", true},
+      {"/rounds", nullptr},             {"/workloads/0/ops", -5},       {"/seed", 18446744073709551615ULL},
+      {"/cpu", -2},                     {"/qemu/vcpus", 0},             {"/gates/material_pct", 0},
+      {"/workloads/0/ops", 1.0e19},
+  };
+  for (auto& c : cases) {
+    auto j = minimal();
+    j[json::json_pointer(c.pointer)] = c.value;
+    INFO(c.pointer << " = " << c.value.dump());
+    CHECK_THAT(error_of(j), Catch::Contains(c.pointer));
+  }
+  // A whole number written as 3.0 is still the integer 3, as the schema says.
+  auto j = minimal();
+  j["workloads"][0]["ops"] = 3.0;
+  CHECK(parse(j).workloads[0].ops == 3);
+}
+
+TEST_CASE("hostile: NUL bytes, \\u0000, duplicate keys and deep nesting are refused") {
+  CHECK(text_error_of(kMinimalText) == "(no error)");
+  SECTION("a raw NUL byte, even after the document") {
+    std::string text = kMinimalText + std::string(1, '\0') + "{\"rounds\": 0}";
+    CHECK_THAT(text_error_of(text), Catch::Contains("NUL byte"));
+    text = kMinimalText;
+    text.insert(9, 1, '\0');
+    CHECK_THAT(text_error_of(text), Catch::Contains("NUL byte"));
+  }
+  SECTION("\\u0000 in a string or a key") {
+    std::string text = kMinimalText;
+    text.replace(text.find("\"t\""), 3, "\"t\\u0000evil\"");
+    CHECK_THAT(text_error_of(text), Catch::Contains("/name") && Catch::Contains("NUL character"));
+    CHECK_THAT(text_error_of(R"({"_x\u0000": 1, )" + kMinimalText.substr(1)), Catch::Contains("NUL character"));
+    // The same through parse(json), as --resume reads the experiment kept in a bundle.
+    auto j = minimal();
+    j["name"] = std::string("t\0evil", 6);
+    CHECK_THAT(error_of(j), Catch::Contains("NUL character"));
+  }
+  SECTION("a duplicate key, at the top and deeper down") {
+    CHECK_THAT(text_error_of(R"({"rounds": 5, "rounds": 0, )" + kMinimalText.substr(1)),
+               Catch::Contains("\"rounds\" appears twice") && Catch::Contains("/rounds"));
+    std::string text = kMinimalText;
+    text.replace(text.find("{\"name\": \"clone\"}"), 17, R"({"name": "clone", "ops": 1, "ops": 2})");
+    CHECK_THAT(text_error_of(text), Catch::Contains("/workloads/0/ops") && Catch::Contains("twice"));
+    // The same key in two different objects is fine.
+    CHECK(text_error_of(R"({"name": "t", "arms": {"control": {"_c": 1}, "patched": {"_c": 1}},
+                           "workloads": [{"name": "clone", "_c": 1}]})") == "(no error)");
+  }
+  SECTION("nesting far too deep: a message, not a stack overflow") {
+    std::string deep = R"({"name": "t", "_x": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
+    CHECK_THAT(text_error_of(deep), Catch::Contains("deeper than 64"));
+    json j = minimal();
+    json* at = &j["_x"];
+    for (int i = 0; i < 100; ++i) at = &((*at)["a"] = json::object());
+    CHECK_THAT(error_of(j), Catch::Contains("deeper than 64"));
+  }
+}
+
+TEST_CASE("hostile: a key that does not apply to the chosen kind is refused, not ignored") {
+  auto j = minimal();
+  j["storage"] = {{"kind", "auto"}, {"device", "/dev/sda"}};
+  CHECK_THAT(error_of(j), Catch::Contains("/storage/device") && Catch::Contains("does not apply"));
+  j["storage"] = {{"kind", "zram"}, {"allow_overwrite", true}};
+  CHECK_THAT(error_of(j), Catch::Contains("/storage/allow_overwrite"));
+  j["storage"] = {{"kind", "device"}, {"device", "/dev/sdz"}, {"size_mib", 1024}};
+  CHECK_THAT(error_of(j), Catch::Contains("/storage/size_mib"));
+  j["storage"] = {{"kind", "device"}, {"device", "/dev/sdz"}, {"allow_overwrite", true}};
+  CHECK(parse(j).storage.allow_overwrite);
+
+  CHECK_THAT(error_of(with_workload({{"name", "buffered-write"}, {"ops", 5}})),
+             Catch::Contains("/workloads/0/ops") && Catch::Contains("does not apply"));
+  CHECK_THAT(error_of(with_workload({{"name", "clone"}, {"job", "dio-randwrite.fio"}})),
+             Catch::Contains("/workloads/0/job"));
+  CHECK_THAT(error_of(with_workload({{"name", "clone"}, {"runtime_s", 2}})), Catch::Contains("/workloads/0/runtime_s"));
+  CHECK_THAT(error_of(with_workload({{"name", "dedupe"}, {"block_kib", 4}})), Catch::Contains("/workloads/0/block_kib"));
+  CHECK_THAT(error_of(with_workload({{"name", "buffered-write"}, {"size_mib", 3}, {"block_kib", 2048}})),
+             Catch::Contains("whole number of block_kib blocks"));
+}
+
+TEST_CASE("hostile: mkfs options cannot name another device, a label or a directory to copy") {
+  for (json options : {json{"/dev/sda"}, json{"-n", "16384", "/dev/sda"}, json{"-L", "x"}, json{"--label=x"},
+                       json{"--rootdir", "/etc"}, json{"-n"}}) {
+    INFO(options.dump());
+    auto j = minimal();
+    j["storage"] = {{"mkfs_options", options}};
+    CHECK_THAT(error_of(j), Catch::Contains("/storage/mkfs_options"));
+    j = minimal();
+    j["arms"]["patched"]["mkfs_options"] = options;
+    CHECK_THAT(error_of(j), Catch::Contains("/arms/patched/mkfs_options"));
+  }
+  auto j = minimal();
+  j["storage"] = {{"mkfs_options", {"-n", "16384", "-O", "no-holes", "--csum", "blake2", "-M"}}};
+  CHECK_NOTHROW(parse(j));
+}
+
+TEST_CASE("the confirm planning fields: defaults, bounds, and a screen accepts them") {
+  auto e = parse(minimal());
+  CHECK(e.qemu.accel == "auto");
+  CHECK(e.target_mde_pct == 5.0);
+  CHECK(e.min_blocks == 3);
+  CHECK(e.max_blocks == 12);
+
+  auto j = minimal();
+  j["scheme"] = "confirm";
+  j["qemu"] = {{"accel", "tcg"}};
+  j["target_mde_pct"] = 2.5;
+  j["min_blocks"] = 2;
+  j["max_blocks"] = 100;
+  e = parse(j);
+  CHECK(e.qemu.accel == "tcg");
+  CHECK(e.target_mde_pct == 2.5);
+  CHECK(e.min_blocks == 2);
+  CHECK(e.max_blocks == 100);
+  j["scheme"] = "screen";
+  CHECK_NOTHROW(parse(j));  // ignored by a screen
+
+  j = minimal();
+  j["qemu"] = {{"accel", "kvm"}};
+  CHECK(parse(j).qemu.accel == "kvm");
+  j["qemu"] = {{"accel", "xen"}};
+  CHECK_THAT(error_of(j), Catch::Contains("/qemu/accel"));
+  j = minimal();
+  j["min_blocks"] = 8;
+  j["max_blocks"] = 5;
+  CHECK_THAT(error_of(j), Catch::Contains("/max_blocks") && Catch::Contains("less than min_blocks"));
+  j = minimal();
+  j["target_mde_pct"] = 0;
+  CHECK_THAT(error_of(j), Catch::Contains("/target_mde_pct"));
+  j["target_mde_pct"] = "5";
+  CHECK_THAT(error_of(j), Catch::Contains("/target_mde_pct"));
+}
