@@ -1,4 +1,6 @@
 #include "pipeline/bundle_file.hpp"
+
+#include "experiment/strict_json.hpp"
 #include "pipeline/kernels.hpp"
 
 #include <cmath>
@@ -60,8 +62,10 @@ std::vector<std::string> check_schema(const std::filesystem::path& path,
 evidence::Bundle load_bundle(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path))
     throw UserError(path.string() + " does not exist", "pass the bundle.json a run wrote");
+  auto text = read_file(path);
+  experiment::check_json_text(text, path.string());  // no NUL bytes, nesting within bounds
   try {
-    return evidence::from_json(json::parse(read_file(path)));
+    return evidence::from_json(json::parse(text));
   } catch (const json::exception& err) {
     throw UserError(path.string() + " is not a ksandwich bundle: " + err.what(),
                     "check it is the bundle.json of a run (ksandwich validate says more)");

@@ -331,9 +331,9 @@ int run(const RunOptions& o) {
       result = backend->run_point(point_context(e, planned, o.out_dir, kernels));
     } catch (const Interrupted&) {
       throw;
-    } catch (const UserError&) {
-      throw;
-    } catch (const std::exception& err) {  // the backend's cleanups ran while this unwound
+    } catch (const std::exception& err) {  // the backend's cleanups ran while this unwound;
+      // even a refusal found only now (a guard, a knob) fails this point, not the whole run:
+      // the bundle stays consistent and --resume can finish it once the cause is fixed.
       result = {};
       result.status = "failed";
       result.failure = err.what();
