@@ -1,12 +1,17 @@
 #include "analysis/analyze.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
 
+#include "analysis/blocks.hpp"
+#include "analysis/decision.hpp"
 #include "analysis/gates.hpp"
 #include "analysis/inference.hpp"
 #include "analysis/samples.hpp"
 #include "analysis/sandwich.hpp"
 #include "analysis/verdict.hpp"
+#include "stats/summary.hpp"
 #include "util/error.hpp"
 
 namespace ks::analysis {
@@ -14,17 +19,54 @@ namespace {
 
 struct WorkloadResult {
   evidence::WorkloadAnalysis analysis;
-  std::optional<stats::LogRatioTest> test;
+  Judge judge;                            // empty: nothing to decide on
+  std::optional<double> screen_drift_pct;  // screen: drift of the control medians A -> B
   std::vector<evidence::Gate> gates;
 };
 
+// Whether a missing arm or block is final. Pending points may still bring it, unless a
+// point has failed: a run may stop at a failure (continue_on_failure false), and a failed
+// point that leaves a workload without data makes it INVALID (exit 3). A run that goes on
+// past the failure only shows that INVALID in its intermediate bundles.
 bool run_complete(const std::vector<evidence::Point>& points) {
   return std::none_of(points.begin(), points.end(),
-                      [](auto& p) { return p.status == "pending"; });
+                      [](auto& p) { return p.status == "pending"; }) ||
+         std::any_of(points.begin(), points.end(), [](auto& p) { return p.status == "failed"; });
 }
 
-WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evidence::Row>& rows,
-                                const Options& options, uint64_t seed, bool complete) {
+double pct_of_log(double log_ratio) { return 100 * (std::exp(log_ratio) - 1); }
+
+struct Arm {
+  stats::Groups rounds;
+  std::vector<double> medians, medians_skip_first;
+  bool positive = true;
+};
+
+Arm arm_of(const std::vector<PointSample>& samples, const std::string& arm) {
+  Arm a;
+  for (auto& s : samples) {
+    if (s.arm != arm) continue;
+    a.rounds.push_back(s.values);
+    a.medians.push_back(point_median(s));
+    a.medians_skip_first.push_back(point_median(s, true));
+    a.positive = a.positive && a.medians.back() > 0 && a.medians_skip_first.back() > 0;
+  }
+  return a;
+}
+
+std::vector<double> logs(const std::vector<double>& xs) {
+  std::vector<double> out;
+  for (double x : xs) out.push_back(std::log(x));
+  return out;
+}
+
+double mean_log_ratio(const std::vector<double>& patched, const std::vector<double>& control) {
+  return stats::mean(logs(patched)) - stats::mean(logs(control));
+}
+
+WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evidence::Point>& points,
+                                const std::vector<evidence::Row>& rows, const Options& options,
+                                uint64_t seed, bool complete) {
   WorkloadResult r;
   auto& w = r.analysis;
   w.workload = spec.id;
@@ -38,26 +80,86 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
   w.min_expected_match_ratio = tally.min_expected_match_ratio;
 
   std::vector<PointSample> samples;
-  for (auto& s : measured_samples(rows, spec.id, spec.metric))
+  for (auto& s : measured_samples(points, rows, spec.id, spec.metric))
     if (s.arm == options.control_arm || s.arm == options.patched_arm) samples.push_back(s);
   for (auto& s : samples) w.points.push_back(summarize_point(s));
-  fill_sandwich(w, options.control_arm, options.patched_arm);
 
-  r.test = fill_inference(w, arm_groups(samples, options.patched_arm),
-                               arm_groups(samples, options.control_arm), options, seed);
+  DecisionOptions decision_options;
+  decision_options.material_pct = options.material_pct;
+  if (auto it = options.calibrated_sd_log_ratio.find(spec.id);
+      it != options.calibrated_sd_log_ratio.end()) {
+    decision_options.calibrated_sd = it->second;
+    w.calibrated_sd_log_ratio = it->second;
+  }
+  auto bind = [decision_options](auto decide_with) -> Judge {
+    return [decision_options, decide_with](double alpha) {
+      auto o = decision_options;
+      o.alpha = alpha;
+      return decide_with(o);
+    };
+  };
+
+  const auto patched = arm_of(samples, options.patched_arm);
+  const auto control = arm_of(samples, options.control_arm);
+  const bool both = !patched.medians.empty() && !control.medians.empty();
+  if (both && !(patched.positive && control.positive))
+    w.notes.push_back("a point median is not positive: no ratio can be estimated");
+  const bool usable = both && patched.positive && control.positive;
+  if (usable)
+    fill_descriptive(w, patched.rounds, control.rounds, patched.medians, control.medians, options,
+                     seed);
+
+  if (options.scheme == "confirm") {
+    fill_arm_table(w, options.control_arm, options.patched_arm);
+    auto blocks = paired_blocks(points, samples, options.control_arm, options.patched_arm);
+    w.block_ratios = blocks.ratios;
+    w.blocks_dropped = blocks.dropped;
+    if (!blocks.log_ratios.empty()) {
+      w.delta_pct = pct_of_log(stats::mean(blocks.log_ratios));
+      const auto skipped =
+          paired_blocks(points, samples, options.control_arm, options.patched_arm, true);
+      if (!skipped.log_ratios.empty())
+        w.delta_pct_skip_first = pct_of_log(stats::mean(skipped.log_ratios));
+      r.judge = bind([d = blocks.log_ratios](const DecisionOptions& o) {
+        return decide_paired(d, o);
+      });
+    }
+    w.control_trend_pct_per_block = control_trend_pct_per_block(samples, options.control_arm);
+  } else {
+    if (options.scheme == "compare") {
+      fill_arm_table(w, options.control_arm, options.patched_arm);
+      if (usable) {
+        w.delta_pct = pct_of_log(mean_log_ratio(patched.medians, control.medians));
+        w.delta_pct_skip_first =
+            pct_of_log(mean_log_ratio(patched.medians_skip_first, control.medians_skip_first));
+      }
+    } else {
+      fill_sandwich(w, options.control_arm, options.patched_arm);
+      if (usable && control.medians.size() >= 2)
+        r.screen_drift_pct = 100 * (control.medians.back() / control.medians.front() - 1);
+      if (std::fabs(w.drift_pct) > options.drift_bound_pct)
+        w.notes.push_back(fmt::format(
+            "the control points drifted {:+.2f}%, beyond the {:g}% the experiment expects: "
+            "the machine moved during the run (not a gate: drift only weighs against a claim)",
+            w.drift_pct, options.drift_bound_pct));
+    }
+    if (usable)
+      r.judge = bind([p = logs(patched.medians), c = logs(control.medians)](
+                         const DecisionOptions& o) { return decide_unpaired(p, c, o); });
+  }
 
   r.gates.push_back(semantic_gate(w));
   if (auto g = data_gate(w, options, complete)) r.gates.push_back(*g);
-  if (auto g = drift_gate(w, options, complete)) r.gates.push_back(*g);
   return r;
 }
 
 std::vector<std::string> failed_gate_names(const evidence::WorkloadAnalysis& w,
                                            const std::vector<evidence::Gate>& gates,
-                                           const std::vector<WorkloadSpec>& specs) {
+                                           const std::vector<WorkloadSpec>& specs,
+                                           const WorkloadsAtPoint& ran) {
   std::vector<std::string> names;
   for (auto& g : gates)
-    if (!g.passed && gate_concerns(g, w.workload, specs) &&
+    if (!g.passed && gate_concerns(g, w.workload, specs, &ran) &&
         std::find(names.begin(), names.end(), g.name) == names.end())
       names.push_back(g.name);
   return names;
@@ -76,39 +178,46 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
   a.gates = point_gates(points);
 
   const bool complete = run_complete(points);
-  std::vector<std::optional<stats::LogRatioTest>> tests;
+  std::vector<Judge> judges;
+  std::vector<std::optional<double>> drifts;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
-    auto r = analyze_workload(workloads[i], rows, options, options.seed + i, complete);
+    auto r = analyze_workload(workloads[i], points, rows, options, options.seed + i, complete);
     a.workloads.push_back(std::move(r.analysis));
-    tests.push_back(std::move(r.test));
+    judges.push_back(std::move(r.judge));
+    drifts.push_back(r.screen_drift_pct);
     a.gates.insert(a.gates.end(), r.gates.begin(), r.gates.end());
   }
   a.gates.insert(a.gates.end(), extra_gates.begin(), extra_gates.end());
 
-  const auto significant = apply_holm(a.workloads, tests);
+  const auto ran = workloads_at_points(rows);
+  const auto judged = apply_holm(a.workloads, judges, options.alpha);
   for (std::size_t i = 0; i < a.workloads.size(); ++i) {
     auto& w = a.workloads[i];
-    w.gates_failed = failed_gate_names(w, a.gates, workloads);
-    decide(w, significant[i], options);
+    w.gates_failed = failed_gate_names(w, a.gates, workloads, ran);
+    if (judged[i].decision) fill_decision(w, *judged[i].decision);
+    decide(w, judged[i].decision, judged[i].significant, options, drifts[i]);
   }
   a.verdict = overall_verdict(a.workloads, a.gates, options.material_pct);
   return a;
 }
 
 int exit_code_for(const evidence::Bundle& bundle) {
-  const bool point_failed = std::any_of(bundle.points.begin(), bundle.points.end(),
-                                        [](auto& p) { return p.status == "failed"; });
-  if (point_failed) return kExitPointFailed;
-  if (!bundle.analysis) return kExitOk;
-  auto& a = *bundle.analysis;
-  // Any failed gate (semantic, drift, kernel health, direct hit) means the run produced no
-  // verdict to trust: a nightly job must not read that as a pass.
-  const bool gate_failed = std::any_of(a.gates.begin(), a.gates.end(), [](auto& g) { return !g.passed; });
-  if (gate_failed) return kExitPointFailed;
-  const bool material_regression = std::any_of(a.workloads.begin(), a.workloads.end(), [](auto& w) {
-    return w.verdict == "REGRESSION" && w.material;
-  });
-  return material_regression ? kExitRegression : kExitOk;
+  if (!bundle.analysis) {
+    const bool point_failed = std::any_of(bundle.points.begin(), bundle.points.end(),
+                                          [](auto& p) { return p.status == "failed"; });
+    return point_failed ? kExitPointFailed : kExitOk;
+  }
+  auto& ws = bundle.analysis->workloads;
+  auto any = [&](const char* verdict) {
+    return std::any_of(ws.begin(), ws.end(), [&](auto& w) { return w.verdict == verdict; });
+  };
+  const bool material_regression = std::any_of(
+      ws.begin(), ws.end(), [](auto& w) { return w.verdict == "REGRESSION" && w.material; });
+  if (material_regression) return kExitRegression;
+  if (any("INVALID") || (ws.empty() && bundle.analysis->verdict == "INVALID"))
+    return kExitPointFailed;
+  if (any("INCONCLUSIVE")) return kExitInconclusive;
+  return kExitOk;
 }
 
 }  // namespace ks::analysis

@@ -2,6 +2,7 @@
 // From raw rows to per-workload statistics, gates and verdicts. Pure: values in, values out.
 // The pieces live in samples / sandwich / inference / gates / verdict; this is the whole.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,30 +17,41 @@ struct WorkloadSpec {
 };
 
 struct Options {
-  std::string scheme = "screen";  // screen | confirm
+  std::string scheme = "screen";  // screen | confirm | compare (two runs, unpaired)
   std::string control_arm = "control";
   std::string patched_arm = "patched";
+  // Screen: a control drift beyond this is noted (the machine moved), never gated.
   double drift_bound_pct = 5.0;
   double material_pct = 1.0;
+  double alpha = 0.05;            // two-sided, across the workloads (Holm)
   uint64_t bootstrap_resamples = 10000;
   uint64_t seed = 1;              // workload i (in spec order) bootstraps with seed + i
+  // Per workload id: the sd of one block log ratio ln(P/C) measured by a calibration run
+  // (an A/A confirm run's sd_log_ratio) on this machine, backend, build and workload
+  // shape. Sets the MDE and blocks needed; lets a run without its own noise estimate
+  // (zero spread, < 2 df) make a claim with the spread taken as known.
+  std::map<std::string, double> calibrated_sd_log_ratio;
 };
 
 // Rows marked warmup or carrying an error are excluded from statistics (errors count as
-// failed rounds and fail the semantic gate). Points with status "failed" fail a gate.
-// Point-level gates already recorded (kernel health, direct hit, clocksource) are taken
-// from `extra_gates` and make the verdict INVALID when failed: a gate scoped to a workload
-// id invalidates that workload, any other scope (a point, "experiment") every workload.
-// While points are still "pending", a missing arm or control point is not a failure.
+// failed rounds and fail the semantic gate), as are the rows of failed points.
+// Schemes: screen (A B A: the 000_* table, t on ln point medians, 1 df, drift can make a
+// claim INCONCLUSIVE); confirm (paired by block: t on the block log ratios, a block that
+// lost a point dropped whole); compare (two runs: t on ln point medians of two arms).
+// Gates recorded elsewhere (kernel health, direct hit, matched builds) come in
+// `extra_gates`; a failed gate invalidates what it touches (analysis/gates.hpp), and one
+// workload's INVALID never hides another's verdict. While points are still "pending" (and
+// none has failed), a missing arm or block is not a failure.
 // Deterministic: the same inputs give the same analysis, bit for bit, on any machine.
 evidence::Analysis analyze(const std::vector<evidence::Point>& points,
                            const std::vector<evidence::Row>& rows,
                            const std::vector<WorkloadSpec>& workloads, const Options& options,
                            const std::vector<evidence::Gate>& extra_gates = {});
 
-// Exit code for `ksandwich run`: 3 when a point failed or any gate failed (the verdict is
-// INVALID: "a point failed (boot failure, workload failure, semantic check failed)", and
-// drift, kernel health and direct hit alike); else 1 on a material REGRESSION; else 0.
+// Exit code for `ksandwich run` (design.md): 1 when any workload is a material REGRESSION
+// on valid data, even if another is INVALID; else 3 when any workload is INVALID (a point
+// failure that left a workload without data counts); else 4 when any is INCONCLUSIVE;
+// else 0. Without an analysis: 3 if a point failed, else 0.
 int exit_code_for(const evidence::Bundle& bundle);
 
 }  // namespace ks::analysis

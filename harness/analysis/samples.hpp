@@ -12,6 +12,7 @@ namespace ks::analysis {
 // The measured rounds of one point: not warm-up, no error, metric present.
 struct PointSample {
   int point = 0;
+  int block = 0;
   std::string arm;
   std::vector<double> values;  // in round order
 };
@@ -25,11 +26,19 @@ struct RowTally {
   double min_expected_match_ratio = 100.0;
 };
 
-std::vector<PointSample> measured_samples(const std::vector<evidence::Row>& rows,
+// Rows of points that failed are left out: a failed point's data is not evidence (its
+// block is dropped in a confirm run). `points` gives each point's status and block.
+std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& points,
+                                          const std::vector<evidence::Row>& rows,
                                           const std::string& workload, const std::string& metric);
 RowTally tally_rows(const std::vector<evidence::Row>& rows, const std::string& workload,
                     const std::string& metric);
 evidence::PointSummary summarize_point(const PointSample& sample);
+
+// The summary inference reads: the median of the measured rounds (under TCG one round in
+// ~30 is 2x off, and it dominates a mean of 15). `skip_first`: without the first round
+// (when there is more than one).
+double point_median(const PointSample& sample, bool skip_first = false);
 
 // One arm's points -> rounds, in point order, for the bootstrap and variance components.
 stats::Groups arm_groups(const std::vector<PointSample>& samples, const std::string& arm);

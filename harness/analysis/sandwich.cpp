@@ -1,5 +1,8 @@
 #include "analysis/sandwich.hpp"
 
+#include <cmath>
+#include <set>
+
 #include "stats/summary.hpp"
 
 namespace ks::analysis {
@@ -42,6 +45,47 @@ void fill_sandwich(evidence::WorkloadAnalysis& w, const std::string& control_arm
   w.drift_pct = all.drift_pct;
   w.delta_pct_skip_first = skipped.delta_pct;
   w.drift_pct_skip_first = skipped.drift_pct;
+}
+
+void fill_arm_table(evidence::WorkloadAnalysis& w, const std::string& control_arm,
+                    const std::string& patched_arm) {
+  std::vector<double> control, patched, control_skip;
+  for (auto& p : w.points) {
+    if (p.arm == control_arm) {
+      control.push_back(p.mean);
+      control_skip.push_back(p.mean_skip_first);
+    }
+    if (p.arm == patched_arm) patched.push_back(p.mean);
+  }
+  if (control.empty() || patched.empty()) return;
+  w.control_a = control.front();
+  w.control_b = control.back();
+  w.patched = stats::mean(patched);
+  w.control_midpoint = stats::mean(control);
+  w.drift_pct = safe_pct(w.control_a, w.control_b);
+  w.drift_pct_skip_first = safe_pct(control_skip.front(), control_skip.back());
+}
+
+std::optional<double> control_trend_pct_per_block(const std::vector<PointSample>& samples,
+                                                  const std::string& control_arm) {
+  std::vector<double> x, y;
+  std::set<int> blocks;
+  for (auto& s : samples) {
+    if (s.arm != control_arm) continue;
+    const double median = point_median(s);
+    if (!(median > 0)) return std::nullopt;
+    x.push_back(s.block);
+    y.push_back(std::log(median));
+    blocks.insert(s.block);
+  }
+  if (blocks.size() < 2) return std::nullopt;
+  const double mx = stats::mean(x), my = stats::mean(y);
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  return 100 * (std::exp(sxy / sxx) - 1);
 }
 
 }  // namespace ks::analysis

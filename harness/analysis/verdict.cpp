@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
+
+#include "analysis/gate_kind.hpp"
 
 namespace ks::analysis {
 namespace {
@@ -27,15 +30,25 @@ bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct) {
   return w.ratio_ci90->low >= 1.0 - band && w.ratio_ci90->high <= 1.0 + band;
 }
 
-void decide(evidence::WorkloadAnalysis& w, bool significant, const Options& options) {
+void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decision,
+            bool significant, const Options& options, std::optional<double> screen_drift_pct) {
   w.material = false;
   if (!w.gates_failed.empty()) {
     w.verdict = "INVALID";
-  } else if (w.ratio_ci && significant) {
-    const double rho = w.ratio_ci->estimate;
-    w.verdict = is_worse(rho, w.higher_is_better) ? "REGRESSION" : "IMPROVEMENT";
-    w.material = is_material(rho, options.material_pct);
-  } else if (is_equivalent(w, options.material_pct)) {
+  } else if (decision && decision->interval && significant) {
+    const double rho = decision->interval->estimate;
+    const double change_pct = 100 * (rho - 1);
+    if (screen_drift_pct && std::fabs(*screen_drift_pct) > std::fabs(change_pct) / 2) {
+      w.verdict = "INCONCLUSIVE";
+      w.notes.push_back(fmt::format(
+          "drift could explain it: the control points moved {:+.2f}% from A to B, more than "
+          "half the {:+.2f}% change",
+          *screen_drift_pct, change_pct));
+    } else {
+      w.verdict = is_worse(rho, w.higher_is_better) ? "REGRESSION" : "IMPROVEMENT";
+      w.material = is_material(rho, options.material_pct);
+    }
+  } else if (decision && decision->claim == Claim::equivalent) {
     w.verdict = "NO_CHANGE";
   } else {
     w.verdict = "INCONCLUSIVE";
@@ -45,12 +58,12 @@ void decide(evidence::WorkloadAnalysis& w, bool significant, const Options& opti
 
 std::string overall_verdict(const std::vector<evidence::WorkloadAnalysis>& workloads,
                             const std::vector<evidence::Gate>& gates, double material_pct) {
-  const bool gate_failed =
-      std::any_of(gates.begin(), gates.end(), [](auto& g) { return !g.passed; });
+  if (any_material(workloads, "REGRESSION")) return "REGRESSION";
   const bool invalid_workload = std::any_of(workloads.begin(), workloads.end(),
                                             [](auto& w) { return w.verdict == "INVALID"; });
-  if (gate_failed || invalid_workload) return "INVALID";
-  if (any_material(workloads, "REGRESSION")) return "REGRESSION";
+  const bool gate_failed = std::any_of(gates.begin(), gates.end(),
+                                       [](auto& g) { return gate_invalidates(g); });
+  if (invalid_workload || (workloads.empty() && gate_failed)) return "INVALID";
   if (any_material(workloads, "IMPROVEMENT")) return "IMPROVEMENT";
   const bool all_no_change =
       !workloads.empty() && std::all_of(workloads.begin(), workloads.end(), [&](auto& w) {

@@ -1,9 +1,11 @@
 #pragma once
 // Verdicts (statistics.md): INVALID, REGRESSION / IMPROVEMENT, NO_CHANGE, INCONCLUSIVE.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/analyze.hpp"
+#include "analysis/decision.hpp"
 #include "evidence/bundle.hpp"
 
 namespace ks::analysis {
@@ -17,14 +19,20 @@ bool is_material(double ratio, double material_pct);
 // The 90% interval lies inside [1 - delta, 1 + delta].
 bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct);
 
-// Sets verdict and material; keeps blocks_needed only when INCONCLUSIVE. `significant`: the
-// (Holm-widened) 95% interval excludes 1.0 and Holm's step-down reached this workload.
-void decide(evidence::WorkloadAnalysis& w, bool significant, const Options& options);
+// Sets verdict and material from the workload's failed gates and its decision; keeps
+// blocks_needed only when INCONCLUSIVE. `significant`: the decision claims a change and
+// Holm's step-down reached this workload. `screen_drift_pct`: in a screen, the control
+// drift A -> B on the same summaries as the decision (point medians); a claimed change
+// with |drift| > |change| / 2 becomes INCONCLUSIVE, "drift could explain it".
+void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decision,
+            bool significant, const Options& options,
+            std::optional<double> screen_drift_pct = std::nullopt);
 
-// INVALID if any gate failed or any workload is INVALID; else REGRESSION if any material
-// regression; else IMPROVEMENT if any material improvement; else NO_CHANGE if every
-// workload is NO_CHANGE or a change that is not material and whose 90% interval lies
-// inside the equivalence band; else INCONCLUSIVE.
+// REGRESSION if any workload is a material regression (INVALID workloads have no
+// regression to show); else INVALID if any workload is INVALID (or, with no workload, a
+// gate that invalidates failed); else IMPROVEMENT if any material improvement; else
+// NO_CHANGE if every workload is NO_CHANGE or a change that is not material and whose 90%
+// interval lies inside the equivalence band; else INCONCLUSIVE.
 std::string overall_verdict(const std::vector<evidence::WorkloadAnalysis>& workloads,
                             const std::vector<evidence::Gate>& gates, double material_pct);
 

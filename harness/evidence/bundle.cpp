@@ -31,17 +31,6 @@ json get_json(const json& j, const char* key) {
   return it == j.end() ? json() : *it;
 }
 
-json interval_json(const Interval& i) {
-  return {{"estimate", i.estimate}, {"low", i.low}, {"high", i.high}, {"level", i.level}};
-}
-
-std::optional<Interval> interval_from(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return Interval{it->at("estimate").get<double>(), it->at("low").get<double>(),
-                  it->at("high").get<double>(), get_or(*it, "level", 0.95)};
-}
-
 json point_json(const Point& p) {
   json j{{"id", p.id},
          {"block", p.block},
@@ -81,46 +70,79 @@ Point point_from(const json& j) {
   return p;
 }
 
-json summary_json(const PointSummary& s) {
-  return {{"point", s.point}, {"arm", s.arm},   {"n", s.n},
-          {"mean", s.mean},   {"min", s.min},   {"max", s.max},
-          {"stddev", s.stddev}, {"mean_skip_first", s.mean_skip_first}};
+}  // namespace
+
+void to_json(json& j, const Interval& i) {
+  j = {{"estimate", i.estimate}, {"low", i.low}, {"high", i.high}, {"level", i.level}};
 }
 
-PointSummary summary_from(const json& j) {
-  return {j.at("point").get<int>(),     j.at("arm").get<std::string>(),
-          j.at("n").get<size_t>(),      j.at("mean").get<double>(),
-          j.at("min").get<double>(),    j.at("max").get<double>(),
-          j.at("stddev").get<double>(), j.at("mean_skip_first").get<double>()};
+void from_json(const json& j, Interval& i) {
+  i.estimate = j.at("estimate").get<double>();
+  i.low = j.at("low").get<double>();
+  i.high = j.at("high").get<double>();
+  i.level = get_or(j, "level", 0.95);
 }
 
-json workload_json(const WorkloadAnalysis& w) {
-  json j{{"workload", w.workload},
-         {"metric", w.metric},
-         {"higher_is_better", w.higher_is_better},
-         {"points", json::array()},
-         {"control_a", w.control_a},
-         {"patched", w.patched},
-         {"control_b", w.control_b},
-         {"control_midpoint", w.control_midpoint},
-         {"delta_pct", w.delta_pct},
-         {"drift_pct", w.drift_pct},
-         {"delta_pct_skip_first", w.delta_pct_skip_first},
-         {"drift_pct_skip_first", w.drift_pct_skip_first},
-         {"rows", w.rows},
-         {"unexpected_results", w.unexpected_results},
-         {"failed_rounds", w.failed_rounds},
-         {"min_expected_match_ratio", w.min_expected_match_ratio},
-         {"verdict", w.verdict},
-         {"material", w.material},
-         {"gates_failed", w.gates_failed}};
-  for (auto& p : w.points) j["points"].push_back(summary_json(p));
-  if (w.ratio_ci) j["ratio_ci"] = interval_json(*w.ratio_ci);
-  if (w.ratio_ci90) j["ratio_ci90"] = interval_json(*w.ratio_ci90);
-  if (w.hodges_lehmann) j["hodges_lehmann"] = interval_json(*w.hodges_lehmann);
-  if (w.bootstrap_ci) j["bootstrap_ci"] = interval_json(*w.bootstrap_ci);
+void to_json(json& j, const Gate& g) {
+  j = {{"name", g.name}, {"scope", g.scope}, {"passed", g.passed}, {"detail", g.detail}};
+}
+
+void from_json(const json& j, Gate& g) {
+  g.name = j.at("name").get<std::string>();
+  g.scope = get_or<std::string>(j, "scope", "");
+  g.passed = j.at("passed").get<bool>();
+  g.detail = get_or<std::string>(j, "detail", "");
+}
+
+void to_json(json& j, const PointSummary& s) {
+  j = {{"point", s.point},   {"arm", s.arm},       {"n", s.n},
+       {"mean", s.mean},     {"min", s.min},       {"max", s.max},
+       {"stddev", s.stddev}, {"mean_skip_first", s.mean_skip_first}, {"median", s.median}};
+}
+
+void from_json(const json& j, PointSummary& s) {
+  s.point = j.at("point").get<int>();
+  s.arm = j.at("arm").get<std::string>();
+  s.n = j.at("n").get<size_t>();
+  s.mean = j.at("mean").get<double>();
+  s.min = j.at("min").get<double>();
+  s.max = j.at("max").get<double>();
+  s.stddev = j.at("stddev").get<double>();
+  s.mean_skip_first = j.at("mean_skip_first").get<double>();
+  s.median = get_or(j, "median", s.mean);
+}
+
+void to_json(json& j, const WorkloadAnalysis& w) {
+  j = {{"workload", w.workload},
+       {"metric", w.metric},
+       {"higher_is_better", w.higher_is_better},
+       {"points", w.points},
+       {"control_a", w.control_a},
+       {"patched", w.patched},
+       {"control_b", w.control_b},
+       {"control_midpoint", w.control_midpoint},
+       {"delta_pct", w.delta_pct},
+       {"drift_pct", w.drift_pct},
+       {"delta_pct_skip_first", w.delta_pct_skip_first},
+       {"drift_pct_skip_first", w.drift_pct_skip_first},
+       {"rows", w.rows},
+       {"unexpected_results", w.unexpected_results},
+       {"failed_rounds", w.failed_rounds},
+       {"min_expected_match_ratio", w.min_expected_match_ratio},
+       {"verdict", w.verdict},
+       {"material", w.material},
+       {"gates_failed", w.gates_failed}};
+  put_opt(j, "control_trend_pct_per_block", w.control_trend_pct_per_block);
+  if (!w.block_ratios.empty()) j["block_ratios"] = w.block_ratios;
+  if (!w.blocks_dropped.empty()) j["blocks_dropped"] = w.blocks_dropped;
+  put_opt(j, "ratio_ci", w.ratio_ci);
+  put_opt(j, "ratio_ci90", w.ratio_ci90);
+  put_opt(j, "hodges_lehmann", w.hodges_lehmann);
+  put_opt(j, "bootstrap_ci", w.bootstrap_ci);
   put_opt(j, "t_test_p", w.t_test_p);
   put_opt(j, "degrees_of_freedom", w.degrees_of_freedom);
+  put_opt(j, "sd_log_ratio", w.sd_log_ratio);
+  put_opt(j, "calibrated_sd_log_ratio", w.calibrated_sd_log_ratio);
   put_opt(j, "mann_whitney_p", w.mann_whitney_p);
   if (!w.mann_whitney_method.empty()) j["mann_whitney_method"] = w.mann_whitney_method;
   if (!w.notes.empty()) j["notes"] = w.notes;
@@ -128,16 +150,15 @@ json workload_json(const WorkloadAnalysis& w) {
   put_opt(j, "within_point_sd_pct", w.within_point_sd_pct);
   put_opt(j, "between_point_sd_pct", w.between_point_sd_pct);
   put_opt(j, "mde_pct", w.mde_pct);
+  if (!w.mde_basis.empty()) j["mde_basis"] = w.mde_basis;
   put_opt(j, "blocks_needed", w.blocks_needed);
-  return j;
 }
 
-WorkloadAnalysis workload_from(const json& j) {
-  WorkloadAnalysis w;
+void from_json(const json& j, WorkloadAnalysis& w) {
   w.workload = j.at("workload").get<std::string>();
   w.metric = j.at("metric").get<std::string>();
   w.higher_is_better = get_or(j, "higher_is_better", false);
-  for (auto& p : get_json(j, "points")) w.points.push_back(summary_from(p));
+  w.points = get_or(j, "points", std::vector<PointSummary>{});
   w.control_a = j.at("control_a").get<double>();
   w.patched = j.at("patched").get<double>();
   w.control_b = j.at("control_b").get<double>();
@@ -146,12 +167,17 @@ WorkloadAnalysis workload_from(const json& j) {
   w.drift_pct = j.at("drift_pct").get<double>();
   w.delta_pct_skip_first = get_or(j, "delta_pct_skip_first", 0.0);
   w.drift_pct_skip_first = get_or(j, "drift_pct_skip_first", 0.0);
-  w.ratio_ci = interval_from(j, "ratio_ci");
-  w.ratio_ci90 = interval_from(j, "ratio_ci90");
-  w.hodges_lehmann = interval_from(j, "hodges_lehmann");
-  w.bootstrap_ci = interval_from(j, "bootstrap_ci");
+  w.control_trend_pct_per_block = get_opt<double>(j, "control_trend_pct_per_block");
+  w.block_ratios = get_or(j, "block_ratios", std::vector<BlockRatio>{});
+  w.blocks_dropped = get_or(j, "blocks_dropped", std::vector<DroppedBlock>{});
+  w.ratio_ci = get_opt<Interval>(j, "ratio_ci");
+  w.ratio_ci90 = get_opt<Interval>(j, "ratio_ci90");
+  w.hodges_lehmann = get_opt<Interval>(j, "hodges_lehmann");
+  w.bootstrap_ci = get_opt<Interval>(j, "bootstrap_ci");
   w.t_test_p = get_opt<double>(j, "t_test_p");
   w.degrees_of_freedom = get_opt<double>(j, "degrees_of_freedom");
+  w.sd_log_ratio = get_opt<double>(j, "sd_log_ratio");
+  w.calibrated_sd_log_ratio = get_opt<double>(j, "calibrated_sd_log_ratio");
   w.mann_whitney_p = get_opt<double>(j, "mann_whitney_p");
   w.mann_whitney_method = get_or<std::string>(j, "mann_whitney_method", "");
   w.notes = get_or(j, "notes", std::vector<std::string>{});
@@ -159,6 +185,7 @@ WorkloadAnalysis workload_from(const json& j) {
   w.within_point_sd_pct = get_opt<double>(j, "within_point_sd_pct");
   w.between_point_sd_pct = get_opt<double>(j, "between_point_sd_pct");
   w.mde_pct = get_opt<double>(j, "mde_pct");
+  w.mde_basis = get_or<std::string>(j, "mde_basis", "");
   w.blocks_needed = get_opt<int>(j, "blocks_needed");
   w.rows = get_or<uint64_t>(j, "rows", 0);
   w.unexpected_results = get_or<uint64_t>(j, "unexpected_results", 0);
@@ -167,10 +194,7 @@ WorkloadAnalysis workload_from(const json& j) {
   w.verdict = j.at("verdict").get<std::string>();
   w.material = get_or(j, "material", false);
   w.gates_failed = get_or(j, "gates_failed", std::vector<std::string>{});
-  return w;
 }
-
-}  // namespace
 
 std::optional<double> Row::metric(const std::string& name) const {
   if (name == "ns_per_op") return ns_per_op;
@@ -221,17 +245,12 @@ Row row_from_json(const json& j) {
 }
 
 json to_json(const Analysis& a) {
-  json j{{"scheme", a.scheme},
-         {"verdict", a.verdict},
-         {"bootstrap_resamples", a.bootstrap_resamples},
-         {"seed", a.seed},
-         {"workloads", json::array()},
-         {"gates", json::array()}};
-  for (auto& w : a.workloads) j["workloads"].push_back(workload_json(w));
-  for (auto& g : a.gates)
-    j["gates"].push_back(
-        {{"name", g.name}, {"scope", g.scope}, {"passed", g.passed}, {"detail", g.detail}});
-  return j;
+  return {{"scheme", a.scheme},
+          {"verdict", a.verdict},
+          {"bootstrap_resamples", a.bootstrap_resamples},
+          {"seed", a.seed},
+          {"workloads", a.workloads},
+          {"gates", a.gates}};
 }
 
 Analysis analysis_from_json(const json& j) {
@@ -240,10 +259,8 @@ Analysis analysis_from_json(const json& j) {
   a.verdict = j.at("verdict").get<std::string>();
   a.bootstrap_resamples = get_or<uint64_t>(j, "bootstrap_resamples", 0);
   a.seed = get_or<uint64_t>(j, "seed", 0);
-  for (auto& w : get_json(j, "workloads")) a.workloads.push_back(workload_from(w));
-  for (auto& g : get_json(j, "gates"))
-    a.gates.push_back({g.at("name").get<std::string>(), get_or<std::string>(g, "scope", ""),
-                       g.at("passed").get<bool>(), get_or<std::string>(g, "detail", "")});
+  a.workloads = get_or(j, "workloads", std::vector<WorkloadAnalysis>{});
+  a.gates = get_or(j, "gates", std::vector<Gate>{});
   return a;
 }
 

@@ -67,6 +67,24 @@ struct PointSummary {
   size_t n = 0;
   double mean = 0, min = 0, max = 0, stddev = 0;
   double mean_skip_first = 0;  // equals mean when n == 1
+  // What inference reads (screen and confirm alike): one bad round cannot swing a median.
+  // Bundles written before it existed read it back as the mean.
+  double median = 0;
+};
+
+// Confirm scheme: one whole block's patched / control ratio of point medians.
+struct BlockRatio {
+  int block = 0;
+  int control_point = 0, patched_point = 0;  // ids (the first, if an arm ran twice)
+  double control = 0, patched = 0;           // point medians
+  double ratio = 1.0;                        // exp(mean ln patched - mean ln control)
+};
+
+// Confirm scheme: a block left out of the analysis, and why (a failed point, an arm
+// without measured rounds of this workload).
+struct DroppedBlock {
+  int block = 0;
+  std::string reason;
 };
 
 // Confidence interval of a ratio patched / control (1.0 = no change).
@@ -83,28 +101,40 @@ struct WorkloadAnalysis {
   bool higher_is_better = false;
   std::vector<PointSummary> points;
 
-  // The 000_* sandwich table (screen: first control, patched, last control point).
+  // The table. Screen: the 000_* sandwich (first control, patched, last control point,
+  // delta against the midpoint of the two). Confirm (and compare): control_a / control_b
+  // are the first and last control points, patched and control_midpoint the means of
+  // every point of each arm, and delta_pct the verdict's estimate 100 (exp(mean d) - 1).
   double control_a = 0, patched = 0, control_b = 0, control_midpoint = 0;
-  double delta_pct = 0;          // 100 (patched - midpoint) / midpoint
+  double delta_pct = 0;          // screen: 100 (patched - midpoint) / midpoint
   double drift_pct = 0;          // 100 (control_b - control_a) / control_a
   double delta_pct_skip_first = 0, drift_pct_skip_first = 0;
+  // Confirm: the control arm's trend over the run, % per block (least-squares slope of ln
+  // control median on the block number). Reported, never gated.
+  std::optional<double> control_trend_pct_per_block;
+  std::vector<BlockRatio> block_ratios;      // confirm: the whole blocks, in block order
+  std::vector<DroppedBlock> blocks_dropped;  // confirm: the blocks left out
 
-  // Inference (issue 5 estimators); absent when they could not be computed.
-  // ratio_ci / ratio_ci90: Student's t on ln point means (analysis/inference.hpp); ratio_ci
-  // decides REGRESSION/IMPROVEMENT and is widened by Holm when there are several workloads
-  // (its level says to what); ratio_ci90 decides NO_CHANGE (equivalence).
+  // Inference; absent when it could not be computed. ratio_ci / ratio_ci90: the decision
+  // (analysis/decision.hpp): confirm, t on the block log ratios; screen and compare, t on
+  // the ln point medians of two independent arms. ratio_ci decides REGRESSION/IMPROVEMENT
+  // and is widened by Holm when there are several workloads (its level says to what);
+  // ratio_ci90 decides NO_CHANGE (equivalence). Absent when the run has no noise estimate.
   std::optional<Interval> ratio_ci;
   std::optional<Interval> ratio_ci90;
-  std::optional<double> t_test_p;            // two-sided p of that t test
-  std::optional<double> degrees_of_freedom;  // of that t test: points - 2
+  std::optional<double> t_test_p;            // two-sided p of that interval's test
+  std::optional<double> degrees_of_freedom;  // of it; absent for a calibrated (known) spread
+  std::optional<double> sd_log_ratio;        // observed sd of one block log ratio ln(P/C)
+  std::optional<double> calibrated_sd_log_ratio;  // the calibration given, if any
+  std::string mde_basis;                     // calibrated | observed upper 80% bound
   std::optional<Interval> bootstrap_ci;    // 95% hierarchical bootstrap (descriptive only)
-  std::optional<Interval> hodges_lehmann;  // HL ratio with its distribution-free CI
+  std::optional<Interval> hodges_lehmann;  // HL ratio of point medians, distribution-free CI
   std::optional<double> mann_whitney_p;
   std::string mann_whitney_method;         // exact | asymptotic (scipy's method="auto" rule)
   std::optional<double> p_holm;            // Holm-adjusted t_test_p across the workloads
   std::optional<double> within_point_sd_pct, between_point_sd_pct;  // variance components
   std::optional<double> mde_pct;           // minimum detectable effect, alpha .05 power .8
-  std::optional<int> blocks_needed;        // when INCONCLUSIVE
+  std::optional<int> blocks_needed;        // when INCONCLUSIVE: blocks for an MDE of delta
 
   uint64_t rows = 0;              // measured (non-warm-up) rows, failed ones included
   uint64_t unexpected_results = 0, failed_rounds = 0;
@@ -119,7 +149,9 @@ struct Analysis {
   std::string scheme;
   std::vector<WorkloadAnalysis> workloads;
   std::vector<Gate> gates;
-  std::string verdict;   // worst over workloads; INVALID when any experiment gate failed
+  // REGRESSION when any workload shows a material regression on valid data; else INVALID
+  // when any workload is INVALID; else IMPROVEMENT / NO_CHANGE / INCONCLUSIVE.
+  std::string verdict;
   uint64_t bootstrap_resamples = 0;
   uint64_t seed = 0;
 };
@@ -158,5 +190,19 @@ nlohmann::json to_json(const Row& r);
 Row row_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Analysis& a);
 Analysis analysis_from_json(const nlohmann::json& j);
+
+// nlohmann ADL conversions of the analysis types (j = x; x = j.get<T>()). Readers accept
+// bundles written before a key existed.
+void to_json(nlohmann::json& j, const Interval& i);
+void from_json(const nlohmann::json& j, Interval& i);
+void to_json(nlohmann::json& j, const Gate& g);
+void from_json(const nlohmann::json& j, Gate& g);
+void to_json(nlohmann::json& j, const PointSummary& s);
+void from_json(const nlohmann::json& j, PointSummary& s);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BlockRatio, block, control_point, patched_point, control,
+                                   patched, ratio)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DroppedBlock, block, reason)
+void to_json(nlohmann::json& j, const WorkloadAnalysis& w);
+void from_json(const nlohmann::json& j, WorkloadAnalysis& w);
 
 }  // namespace ks::evidence

@@ -81,7 +81,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   for (auto& p : c.points) c.plan["points"].push_back({{"point", p.id}, {"block", p.block}, {"arm", p.arm}});
 
   analysis::Options opts;
-  opts.scheme = "confirm";  // no sandwich across two runs: no drift gate, just the two arms
+  opts.scheme = "compare";  // two runs: two independent arms, no blocks to pair
   opts.material_pct = o.material_pct;
   opts.seed = o.seed;
   c.analysis = analysis::analyze(c.points, c.rows, specs, opts);

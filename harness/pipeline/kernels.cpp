@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/gate_kind.hpp"
 #include "build/audit.hpp"
 #include "build/progress.hpp"
 #include "util/files.hpp"
@@ -72,10 +73,10 @@ std::optional<evidence::Gate> matched_build_gate(const json& builds) {
   for (auto& row : builds["audit"])
     if (row.value("status", "") != "PASS") failed.push_back(row.value("field", "?"));
   if (failed.empty())
-    return evidence::Gate{"matched builds", "builds", true,
-                          "control and patched differ only by the patches and the release"};
-  return evidence::Gate{"matched builds", "builds", false,
-                        "the kernels differ where they must not: " + join(failed, ", ")};
+    return analysis::make_gate(analysis::GateKind::matched_builds, "builds", true,
+                               "control and patched differ only by the patches and the release");
+  return analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
+                             "the kernels differ where they must not: " + join(failed, ", "));
 }
 
 }  // namespace ks::pipeline

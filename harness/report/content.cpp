@@ -592,7 +592,10 @@ class Builder {
     }
     auto& workloads = b_.analysis->workloads;
     if (confirm_scheme()) {
-      for (auto& w : workloads) point_table(w, false);
+      for (auto& w : workloads) {
+        point_table(w, false);
+        block_table(w);
+      }
     } else {
       // One sandwich table per metric: units do not mix in a column.
       std::vector<std::string> metrics;
@@ -679,23 +682,59 @@ class Builder {
     paragraph(text, "ks-drift");
   }
 
+  // Confirm: the paired analysis's unit, one ratio per whole block, and the blocks left out.
+  void block_table(const WorkloadAnalysis& w) {
+    if (w.block_ratios.empty() && w.blocks_dropped.empty()) return;
+    Unit unit = unit_for(w.metric);
+    const size_t used = w.block_ratios.size(), dropped = w.blocks_dropped.size();
+    paragraph(fmt::format("{}: {} of {} blocks used ({} dropped); per block, {} / {} of the "
+                          "point medians (points: {}, {}):",
+                          w.workload, used, used + dropped, dropped, patched_, control_, control_,
+                          patched_),
+              "ks-blocks-caption");
+    if (!w.block_ratios.empty()) {
+      Table t;
+      t.columns = {{"block", Align::right},     {"points", Align::left},
+                   {control_, Align::right},    {patched_, Align::right},
+                   {"ratio", Align::right},     {"change", Align::right}};
+      for (auto& b : w.block_ratios)
+        t.rows.push_back({std::to_string(b.block),
+                          fmt::format("{}, {}", b.control_point, b.patched_point),
+                          fixed(b.control * unit.scale), fixed(b.patched * unit.scale),
+                          fmt::format("{:.4f}", b.ratio), signed_percent(100 * (b.ratio - 1), 2)});
+      table(std::move(t), "ks-blocks");
+    }
+    for (auto& d : w.blocks_dropped)
+      paragraph(fmt::format("- block {} dropped: {}", d.block, d.reason), "ks-block-dropped", 2);
+    if (w.control_trend_pct_per_block)
+      paragraph(fmt::format("{}: the {} arm trended {} per block over the run (reported, not "
+                            "gated: the blocks pair it out).",
+                            w.workload, control_, signed_percent(*w.control_trend_pct_per_block, 2)),
+                "ks-trend");
+  }
+
   void point_table(const WorkloadAnalysis& w, bool detail) {
     Unit unit = unit_for(w.metric);
-    paragraph(fmt::format("{}: per-point means, {} ({}):", workload_label(w.workload), unit.name,
-                          unit.better()),
+    paragraph(fmt::format("{}: per-point means and medians, {} ({}):",
+                          workload_label(w.workload), unit.name, unit.better()),
               "ks-points-caption")
         .detail = detail;
     // Blocks mean something only in a confirm run.
     bool blocks = confirm_scheme();
     Table t;
-    t.columns = {{"point", Align::right}, {"block", Align::right},  {"arm", Align::left},
-                 {"mean", Align::right},  {"stddev", Align::right}, {"n", Align::right}};
+    t.columns = {{"point", Align::right},  {"block", Align::right},  {"arm", Align::left},
+                 {"mean", Align::right},   {"median", Align::right}, {"stddev", Align::right},
+                 {"n", Align::right}};
     if (!blocks) t.columns.erase(t.columns.begin() + 1);
     for (auto& s : w.points) {
       const Point* p = point(s.point);
-      std::vector<Cell> row = {
-          std::to_string(s.point),    p ? std::to_string(p->block) : "", s.arm,
-          fixed(s.mean * unit.scale), fixed(s.stddev * unit.scale),      std::to_string(s.n)};
+      std::vector<Cell> row = {std::to_string(s.point),
+                               p ? std::to_string(p->block) : "",
+                               s.arm,
+                               fixed(s.mean * unit.scale),
+                               fixed(s.median * unit.scale),
+                               fixed(s.stddev * unit.scale),
+                               std::to_string(s.n)};
       if (!blocks) row.erase(row.begin() + 1);
       t.rows.push_back(std::move(row));
     }
@@ -812,7 +851,13 @@ class Builder {
                                  ratio_percent(w.hodges_lehmann->estimate),
                                  ci_phrase(*w.hodges_lehmann)));
     if (w.ratio_ci90) more.push_back(ci_phrase(*w.ratio_ci90) + " (equivalence)");
-    if (w.bootstrap_ci) more.push_back("bootstrap " + ci_phrase(*w.bootstrap_ci));
+    if (w.bootstrap_ci)
+      more.push_back("bootstrap " + ci_phrase(*w.bootstrap_ci) + " (descriptive, not the decision)");
+    if (w.sd_log_ratio)
+      more.push_back("SD of a block ratio " + percent(100 * *w.sd_log_ratio, 2));
+    if (w.calibrated_sd_log_ratio)
+      more.push_back("calibrated " + percent(100 * *w.calibrated_sd_log_ratio, 2));
+    if (w.mde_pct && !w.mde_basis.empty()) more.push_back("MDE from the " + w.mde_basis + " SD");
     if (w.t_test_p) {
       std::string t = "t-test " + p_value(*w.t_test_p);
       if (w.degrees_of_freedom) t += fmt::format(" ({:g} df)", *w.degrees_of_freedom);
@@ -1032,11 +1077,21 @@ class Builder {
     return names;
   }
 
+  std::vector<std::string> invalid_workloads() const {
+    std::vector<std::string> names;
+    if (b_.analysis)
+      for (auto& w : b_.analysis->workloads)
+        if (w.verdict == "INVALID") names.push_back(w.workload);
+    return names;
+  }
+
   std::string overall_verdict() const {
     std::string line = "Verdict: " + b_.verdict;
     auto failed = failed_gate_names();
     if (b_.verdict == "INVALID" && !failed.empty())
       line += " (failed gates: " + join(failed, ", ") + ")";
+    if (auto invalid = invalid_workloads(); b_.verdict != "INVALID" && !invalid.empty())
+      line += " (INVALID: " + english_list(invalid) + ")";
     if (!b_.analysis) line += " (no analysis yet)";
     return line;
   }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "analysis/gate_kind.hpp"
 #include "util/files.hpp"
 
 namespace ks::trace {
@@ -247,9 +248,8 @@ std::vector<evidence::Gate> direct_hit_gates(int point_id, const json& counts) {
   std::vector<evidence::Gate> gates;
   for (auto& c : counts_from_json(counts)) {
     if (!c.required) continue;
-    evidence::Gate g;
-    g.name = "direct_hit";
-    g.scope = fmt::format("point {}", point_id);
+    evidence::Gate g = analysis::make_gate(analysis::GateKind::direct_hit,
+                                           analysis::point_scope(point_id), true, "");
     if (c.method == kNoTracing) {
       g.passed = false;
       g.detail = fmt::format("calls to {} could not be counted ({}): the patch is not shown to "

@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "analysis/gate_kind.hpp"
+
 namespace ks::trace {
 namespace {
 
@@ -176,9 +178,8 @@ json kernel_health(const std::string& marker, const std::vector<std::string>& li
 
 std::vector<evidence::Gate> health_gates(int point_id, const json& health) {
   if (!health.is_object() || health.empty()) return {};  // not checked: nothing to judge
-  evidence::Gate g;
-  g.name = "kernel_health";
-  g.scope = fmt::format("point {}", point_id);
+  evidence::Gate g = analysis::make_gate(analysis::GateKind::kernel_health,
+                                         analysis::point_scope(point_id), true, "");
   auto findings = health.find("findings");
   size_t n = findings != health.end() && findings->is_array() ? findings->size() : 0;
   if (n > 0 && health.contains("more_findings") && health["more_findings"].is_number_unsigned())

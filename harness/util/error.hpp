@@ -13,7 +13,9 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitRegression = 1,  // the run worked and found a material regression (CI gates on it)
   kExitBadInput = 2,    // bad input or environment: clear message, nothing touched
-  kExitPointFailed = 3, // a point failed (boot, workload, semantic check); bundle still written
+  kExitPointFailed = 3, // no regression shown and some workload INVALID (a point failed and
+                        // left it without data, a semantic or health check failed)
+  kExitInconclusive = 4,  // no regression shown and some workload INCONCLUSIVE
 };
 
 // What was wrong and what to do about it.

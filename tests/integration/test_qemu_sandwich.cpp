@@ -80,8 +80,8 @@ TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct h
   INFO(r.out << r.err);
   REQUIRE(fs::exists(out / "bundle.json"));
   auto bundle = read_json(out / "bundle.json");
-  // A screen of 2 rounds may end INVALID by drift; nothing else may fail.
-  ks::test::check_exit_explained_by_drift(r.exit_code, bundle);
+  // Nothing may fail; a screen of 2 rounds ends INCONCLUSIVE (exit 4) or, by noise, 0/1.
+  ks::test::check_exit_without_failures(r.exit_code, bundle);
 
   // The kernels: matched in every audited field, releases naming the arm.
   auto& builds = bundle["builds"];

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/analyze.hpp"
+#include "util/error.hpp"
 #include "synthetic.hpp"
 
 using namespace ks;
@@ -36,10 +37,56 @@ TEST_CASE("analysis: exit code 0 on no change, improvement or an immaterial regr
   CHECK(analysis::exit_code_for(b) == 0);
 }
 
-TEST_CASE("analysis: exit code 3 when a point failed, even with a regression", "[analysis]") {
+TEST_CASE("analysis: a failed point drops its block; the regression still shows", "[analysis]") {
+  // The old exit_code_for returned 3 for any failed point, hiding a regression.
   auto s = test::synthetic(test::confirm_arms(6), 1000, 1200, 0.003, 0.005, 10, 35);
   s.points[3].status = "failed";
-  CHECK(analysis::exit_code_for(bundle_of(s)) == 3);
+  const auto b = bundle_of(s);
+  CHECK(b.analysis->workloads[0].blocks_dropped.size() == 1);
+  CHECK(analysis::exit_code_for(b) == 1);
+}
+
+TEST_CASE("analysis: exit code 3 when a failed point leaves a workload without data", "[analysis]") {
+  auto s = test::synthetic(test::confirm_arms(1), 1000, 1200, 0.003, 0.005, 10, 38);
+  s.points[1].status = "failed";
+  const auto b = bundle_of(s);
+  CHECK(b.analysis->workloads[0].verdict == "INVALID");
+  CHECK(analysis::exit_code_for(b) == 3);
+}
+
+TEST_CASE("analysis: exit code 4 when a workload is INCONCLUSIVE", "[analysis]") {
+  // Issue 10, problem 8: INCONCLUSIVE exited 0, the same as a pass.
+  const auto s = test::synthetic(test::confirm_arms(3), 1000, 1000, 0.03, 0.005, 10, 12);
+  const auto b = bundle_of(s);
+  REQUIRE(b.analysis->workloads[0].verdict == "INCONCLUSIVE");
+  CHECK(analysis::exit_code_for(b) == 4);
+  CHECK(ks::kExitInconclusive == 4);
+}
+
+TEST_CASE("analysis: one workload's INVALID does not hide another's regression", "[analysis]") {
+  // Issue 10, problem 2: clone +19.7% material REGRESSION, dedupe invalid -> exit 1.
+  const std::vector<analysis::WorkloadSpec> two{{"clone", "ns_per_op", false},
+                                                {"dedupe", "ns_per_op", false}};
+  auto s = test::synthetic(test::confirm_arms(6), 1000, 1197, 0.003, 0.005, 10, 39);
+  auto d = test::synthetic(test::confirm_arms(6), 40000, 40000, 0.003, 0.005, 10, 40, "dedupe");
+  d.rows[5].unexpected_results = 2;
+  s.rows.insert(s.rows.end(), d.rows.begin(), d.rows.end());
+  analysis::Options o;
+  o.scheme = "confirm";
+  evidence::Bundle b;
+  b.points = s.points;
+  b.rows = s.rows;
+  b.analysis = analysis::analyze(s.points, s.rows, two, o);
+  CHECK(b.analysis->workloads[0].verdict == "REGRESSION");
+  CHECK(b.analysis->workloads[0].material);
+  CHECK(b.analysis->workloads[1].verdict == "INVALID");
+  CHECK(b.analysis->verdict == "REGRESSION");
+  CHECK(analysis::exit_code_for(b) == 1);
+
+  // Without the regression, the INVALID workload decides the exit code: 3.
+  b.analysis->workloads[0].verdict = "NO_CHANGE";
+  b.analysis->workloads[0].material = false;
+  CHECK(analysis::exit_code_for(b) == 3);
 }
 
 TEST_CASE("analysis: exit code 3 when a semantic check failed", "[analysis]") {
@@ -56,10 +103,16 @@ TEST_CASE("analysis: exit code of a bundle without analysis", "[analysis]") {
   CHECK(analysis::exit_code_for(b) == 3);
 }
 
-TEST_CASE("analysis: exit code 3 when any gate failed, e.g. a kernel warning", "[analysis]") {
-  auto s = test::synthetic(test::confirm_arms(6), 1000, 1000, 0.002, 0.003, 10, 37);
-  auto b = bundle_of(s);
-  REQUIRE(analysis::exit_code_for(b) == 0);
-  b.analysis->gates.push_back({"kernel_health", "point 2", false, "WARNING: at fs/btrfs/..."});
+TEST_CASE("analysis: exit code 3 when a gate failed, e.g. a kernel warning", "[analysis]") {
+  const auto s = test::synthetic(test::confirm_arms(6), 1000, 1000, 0.002, 0.003, 10, 37);
+  REQUIRE(analysis::exit_code_for(bundle_of(s)) == 0);
+  analysis::Options o;
+  o.scheme = "confirm";
+  evidence::Bundle b;
+  b.points = s.points;
+  b.rows = s.rows;
+  b.analysis = analysis::analyze(s.points, s.rows, {{"clone", "ns_per_op", false}}, o,
+                                 {{"kernel_health", "point 2", false, "WARNING: at fs/btrfs/..."}});
+  CHECK(b.analysis->workloads[0].verdict == "INVALID");
   CHECK(analysis::exit_code_for(b) == 3);
 }

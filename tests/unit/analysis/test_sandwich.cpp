@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "analysis/analyze.hpp"
 #include "analysis/sandwich.hpp"
@@ -52,6 +53,7 @@ TEST_CASE("analysis: per-point summaries in point order", "[analysis]") {
   CHECK(w.points[0].max == 12);
   CHECK(w.points[0].stddev == Approx(1.4142135623730951));  // sqrt(2)
   CHECK(w.points[0].mean_skip_first == Approx(12.0));
+  CHECK(w.points[0].median == Approx(11.0));
   CHECK(w.points[1].stddev == 0.0);
   CHECK(w.points[2].mean == Approx(12.0));
   CHECK(w.rows == 6);
@@ -73,21 +75,34 @@ TEST_CASE("analysis: warm-up rows and failed rows stay out of the statistics", "
   CHECK(w.rows == 7);  // the failed measured row counts, the warm-up row does not
 }
 
-TEST_CASE("analysis: the table is the same for the confirm scheme's first and last control", "[analysis]") {
+TEST_CASE("analysis: the confirm table uses every point", "[analysis]") {
+  // The old table took the first and last control points and a delta against their
+  // midpoint; now the arm means cover every point and delta_pct is the paired estimate.
   test::Synthetic s;
-  s.points = {test::make_point(0, "control"), test::make_point(1, "patched"),
-              test::make_point(2, "patched"), test::make_point(3, "control")};
+  s.points = {test::make_point(0, "control", 0), test::make_point(1, "patched", 0),
+              test::make_point(2, "patched", 1), test::make_point(3, "control", 1),
+              test::make_point(4, "control", 2), test::make_point(5, "patched", 2)};
   test::add_rows(s.rows, 0, "control", {100});
   test::add_rows(s.rows, 1, "patched", {110});
   test::add_rows(s.rows, 2, "patched", {130});
   test::add_rows(s.rows, 3, "control", {102});
+  test::add_rows(s.rows, 4, "control", {90});
+  test::add_rows(s.rows, 5, "patched", {99});
   analysis::Options o;
   o.scheme = "confirm";
   const auto w = analysis::analyze(s.points, s.rows, kClone, o).workloads.at(0);
   CHECK(w.control_a == 100);
-  CHECK(w.control_b == 102);
-  CHECK(w.patched == Approx(120));  // mean of the patched point means
-  CHECK(w.delta_pct == Approx(100.0 * (120 - 101) / 101));
+  CHECK(w.control_b == 90);
+  CHECK(w.drift_pct == Approx(-10.0));
+  CHECK(w.patched == Approx(113));               // mean of the patched point means
+  CHECK(w.control_midpoint == Approx(292 / 3.0));  // mean of the control point means
+  const double d = (std::log(1.1) + std::log(130.0 / 102) + std::log(1.1)) / 3;
+  CHECK(w.delta_pct == Approx(100 * (std::exp(d) - 1)));
+  CHECK(w.block_ratios.size() == 3);
+  // The control trend over blocks: ln 100, ln 102, ln 90 on 0, 1, 2.
+  const double slope = (std::log(90.0) - std::log(100.0)) / 2;
+  REQUIRE(w.control_trend_pct_per_block);
+  CHECK(*w.control_trend_pct_per_block == Approx(100 * (std::exp(slope) - 1)));
 }
 
 TEST_CASE("analysis: sandwich with one control point has no drift", "[analysis]") {

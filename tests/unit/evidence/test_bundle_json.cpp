@@ -74,3 +74,36 @@ TEST_CASE("the keys scripts rely on are where the design says") {
   CHECK(j["points"][0].contains("kernel_release"));
   CHECK(j["rows"].is_array());
 }
+
+TEST_CASE("the paired analysis keys survive a round trip, through nlohmann's ADL") {
+  WorkloadAnalysis w;
+  w.workload = "clone";
+  w.metric = "ns_per_op";
+  w.verdict = "REGRESSION";
+  w.points.push_back({1, "control", 5, 100, 99, 101, 0.5, 100, 99.8});
+  w.block_ratios.push_back({3, 5, 6, 99.8, 120.1, 120.1 / 99.8});
+  w.blocks_dropped.push_back({4, "point 7 (patched) failed: timeout"});
+  w.control_trend_pct_per_block = -0.25;
+  w.sd_log_ratio = 0.004;
+  w.calibrated_sd_log_ratio = 0.003;
+  w.mde_basis = "calibrated";
+  w.blocks_needed = 9;
+  nlohmann::json j = w;
+  CHECK(j["block_ratios"][0]["block"] == 3);
+  CHECK(j["block_ratios"][0]["patched_point"] == 6);
+  CHECK(j["blocks_dropped"][0]["reason"] == "point 7 (patched) failed: timeout");
+  CHECK(j["points"][0]["median"] == 99.8);
+  CHECK(j["control_trend_pct_per_block"] == -0.25);
+  auto back = j.get<WorkloadAnalysis>();
+  CHECK(back.block_ratios[0].ratio == w.block_ratios[0].ratio);
+  CHECK(back.blocks_dropped[0].block == 4);
+  CHECK(*back.calibrated_sd_log_ratio == 0.003);
+  CHECK(back.mde_basis == "calibrated");
+  CHECK(nlohmann::json(back) == j);
+
+  // A bundle written before medians existed reads each median back as the mean.
+  j["points"][0].erase("median");
+  CHECK(j.get<WorkloadAnalysis>().points[0].median == 100);
+  j.erase("block_ratios");
+  CHECK(j.get<WorkloadAnalysis>().block_ratios.empty());
+}

@@ -28,11 +28,12 @@ TEST_CASE("markdown: headings, the audit, direct hits, verdict and reply") {
              Contains("| 2 | patched | btrfs\\_inhibit\\_eb\\_writeback | 7,473 | yes | hit |"));
   // Inference details, per-point tables and the full gate list are markdown-only detail.
   CHECK_THAT(out, Contains("clone: Hodges-Lehmann -27.1% (95% CI -28.2% .. -26.0%), 90% CI "
-                           "-27.9% .. -26.1% (equivalence), bootstrap 95% CI -27.4% .. -26.6%, "
+                           "-27.9% .. -26.1% (equivalence), bootstrap 95% CI -27.4% .. -26.6% (descriptive, "
+                           "not the decision), "
                            "t-test p=0.012 (1 df), Holm-adjusted p=0.024, Mann-Whitney p=0.67 "
                            "(exact), SD within points 0.5%, SD between points 0.3%"));
-  CHECK_THAT(out, Contains("| point | arm | mean | stddev | n |"));
-  CHECK_THAT(out, Contains("| drift | clone | PASS |"));
+  CHECK_THAT(out, Contains("| point | arm | mean | median | stddev | n |"));
+  CHECK_THAT(out, Contains("| measured | clone | PASS |"));
   // The reply is verbatim in a fence (no escaping inside), Tested-by included.
   CHECK_THAT(out, Contains("```text\n--- reply ---\n"));
   CHECK_THAT(out, Contains("> Message-ID: <20260714170241.1234567-1-loemra.dev@gmail.com>\n"));

@@ -1,0 +1,72 @@
+#include "analysis/blocks.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace ks::analysis {
+
+Blocks paired_blocks(const std::vector<evidence::Point>& points,
+                     const std::vector<PointSample>& samples, const std::string& control_arm,
+                     const std::string& patched_arm, bool skip_first) {
+  std::map<int, const PointSample*> sample_of;
+  for (auto& s : samples) sample_of[s.point] = &s;
+  std::map<int, std::vector<const evidence::Point*>> by_block;  // ascending block number
+  for (auto& p : points)
+    if (p.arm == control_arm || p.arm == patched_arm) by_block[p.block].push_back(&p);
+
+  Blocks out;
+  for (auto& [block, members] : by_block) {
+    std::vector<std::string> failed;
+    bool pending = false;
+    for (auto* p : members) {
+      if (p->status == "failed")
+        failed.push_back(fmt::format("point {} ({}) failed{}", p->id, p->arm,
+                                     p->failure.empty() ? "" : ": " + p->failure));
+      else if (p->status != "ok")
+        pending = true;
+    }
+    if (!failed.empty()) {
+      out.dropped.push_back({block, fmt::format("{}", fmt::join(failed, "; "))});
+      continue;
+    }
+    if (pending) continue;
+
+    std::string why;
+    double sum_log[2] = {0, 0};
+    int count[2] = {0, 0};
+    int first_point[2] = {-1, -1};
+    double first_median[2] = {0, 0};
+    for (auto* p : members) {
+      const int arm = p->arm == patched_arm ? 1 : 0;
+      auto it = sample_of.find(p->id);
+      if (it == sample_of.end()) {
+        why = fmt::format("no measured round in point {} ({})", p->id, p->arm);
+        break;
+      }
+      const double median = point_median(*it->second, skip_first);
+      if (!(median > 0)) {
+        why = fmt::format("the median of point {} ({}) is not positive", p->id, p->arm);
+        break;
+      }
+      sum_log[arm] += std::log(median);
+      if (count[arm]++ == 0) {
+        first_point[arm] = p->id;
+        first_median[arm] = median;
+      }
+    }
+    if (why.empty() && count[0] == 0) why = fmt::format("no {} point", control_arm);
+    if (why.empty() && count[1] == 0) why = fmt::format("no {} point", patched_arm);
+    if (!why.empty()) {
+      out.dropped.push_back({block, why});
+      continue;
+    }
+    const double d = sum_log[1] / count[1] - sum_log[0] / count[0];
+    out.ratios.push_back(
+        {block, first_point[0], first_point[1], first_median[0], first_median[1], std::exp(d)});
+    out.log_ratios.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace ks::analysis

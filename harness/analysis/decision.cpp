@@ -1,0 +1,214 @@
+#include "analysis/decision.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "stats/power.hpp"
+#include "stats/student_t.hpp"
+#include "stats/summary.hpp"
+
+namespace ks::analysis {
+namespace {
+
+// A calibrated spread is taken as known: a t with this many degrees of freedom stands for
+// the normal quantile (stats/ has t quantiles, and mde_pct/blocks_needed take a df).
+constexpr double kKnownSpreadDf = 1000;
+
+// An sd of log ratios below this is rounding, not noise: identical summaries give logs
+// whose mean is off by an ulp.
+constexpr double kZeroSpread = 1e-12;
+
+double spread(double sd) { return sd < kZeroSpread ? 0.0 : sd; }
+
+// Regularized lower incomplete gamma P(a, x): the series for x < a + 1, else the continued
+// fraction of Q (Numerical Recipes 6.2). Only for the chi-square bound of the MDE; it
+// belongs in stats/ and can move there.
+double gamma_p(double a, double x) {
+  if (x <= 0) return 0;
+  const double log_front = a * std::log(x) - x - std::lgamma(a);
+  if (x < a + 1) {
+    double term = 1 / a, sum = term;
+    for (int n = 1; n < 10000; ++n) {
+      term *= x / (a + n);
+      sum += term;
+      if (std::fabs(term) < std::fabs(sum) * 1e-16) break;
+    }
+    return sum * std::exp(log_front);
+  }
+  constexpr double tiny = 1e-300;
+  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (int i = 1; i < 10000; ++i) {
+    const double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (std::fabs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (std::fabs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const double step = d * c;
+    h *= step;
+    if (std::fabs(step - 1) < 1e-16) break;
+  }
+  return 1 - std::exp(log_front) * h;
+}
+
+// What the two schemes share once their data are reduced to a mean log ratio, the observed
+// spread of one block log ratio and how the standard error follows from it.
+struct Design {
+  double estimate_log = 0;
+  std::optional<double> sd;  // observed sd of one block log ratio; none when df < 1
+  double df = 0;             // degrees of freedom of sd
+  double se_factor = 1;      // SE(estimate_log) = sd * se_factor
+  int blocks_run = 0;        // blocks (or the smaller arm's points) this run had
+  const char* unit = "block";
+};
+
+evidence::Interval interval_at(double estimate_log, double se, double df, double level) {
+  const double half = stats::student_t_quantile((1 + level) / 2, df) * se;
+  return {std::exp(estimate_log), std::exp(estimate_log - half), std::exp(estimate_log + half),
+          level};
+}
+
+Decision decide(const Design& x, const DecisionOptions& o) {
+  Decision r;
+  r.estimate_log = x.estimate_log;
+  r.sd_log_ratio = x.sd;
+
+  std::optional<double> calibrated;
+  if (o.calibrated_sd && *o.calibrated_sd > 0 && std::isfinite(*o.calibrated_sd))
+    calibrated = *o.calibrated_sd;
+  else if (o.calibrated_sd)
+    r.notes.push_back("the calibrated spread is not a positive number and was ignored");
+
+  // The interval: the run's own spread when it has one worth the name, else the calibrated
+  // spread as a known one, else no claim.
+  const bool observed = x.sd && *x.sd > 0 && x.df >= 2;
+  std::optional<double> sd, df;
+  if (observed) {
+    sd = *x.sd;
+    df = x.df;
+  } else if (calibrated) {
+    sd = *calibrated;
+    df = kKnownSpreadDf;
+    r.notes.push_back(fmt::format(
+        "the run has no noise estimate of its own ({}): the interval uses the calibrated "
+        "spread ({:.3g}% per block ratio) as known",
+        x.sd && *x.sd == 0 ? "zero spread" : fmt::format("{:g} degree(s) of freedom", x.df),
+        100 * *calibrated));
+  } else if (x.sd && *x.sd == 0) {
+    r.notes.push_back(fmt::format(
+        "zero spread between {}s: no noise estimate, so no claim (identical figures are a "
+        "sign of too few {}s or of a broken timer, not of certainty)",
+        x.unit, x.unit));
+  } else {
+    r.notes.push_back(fmt::format(
+        "{:g} degree(s) of freedom of boot-to-boot noise: too few to estimate it, so no claim; "
+        "run the confirm scheme with more blocks, or give a calibrated spread",
+        x.df));
+  }
+
+  if (sd) {
+    const double se = *sd * x.se_factor;
+    r.interval = interval_at(x.estimate_log, se, *df, 1 - o.alpha);
+    r.interval90 = interval_at(x.estimate_log, se, *df, 0.90);
+    r.p = std::min(1.0, 2 * stats::student_t_sf(std::fabs(x.estimate_log) / se, *df));
+    if (observed) r.df = *df;
+    const double band = o.material_pct / 100;
+    if (r.interval->low > 1.0 || r.interval->high < 1.0)
+      r.claim = Claim::change;
+    else if (r.interval90->low >= 1.0 - band && r.interval90->high <= 1.0 + band)
+      r.claim = Claim::equivalent;
+  }
+
+  // What this run could have detected: from the calibrated spread if there is one, else
+  // from an upper 80% bound of the observed one (an sd from few df is itself noise).
+  std::optional<double> sd_mde;
+  double df_mde = observed ? x.df : kKnownSpreadDf;
+  if (calibrated) {
+    sd_mde = *calibrated;
+    r.mde_basis = "calibrated";
+  } else if (x.sd && *x.sd > 0 && x.df >= 1) {
+    sd_mde = sd_upper_bound(*x.sd, x.df, 0.80);
+    df_mde = x.df;
+    r.mde_basis = "observed upper 80% bound";
+  }
+  if (sd_mde && x.blocks_run > 0) {
+    r.mde_pct = stats::mde_pct(*sd_mde * x.se_factor, df_mde);
+    // blocks_needed takes the sd of one point's log summary: a block ratio has sqrt(2) of it.
+    r.blocks_needed =
+        stats::blocks_needed(*sd_mde / std::sqrt(2.0), o.material_pct, std::max(x.blocks_run, 2));
+  }
+  return r;
+}
+
+double sum_of_squares(const std::vector<double>& xs) {
+  const double m = stats::mean(xs);
+  double ss = 0;
+  for (double v : xs) ss += (v - m) * (v - m);
+  return ss;
+}
+
+}  // namespace
+
+double chi_square_quantile(double p, double df) {
+  if (!(p > 0 && p < 1 && df > 0)) throw std::invalid_argument("chi-square quantile: bad argument");
+  double lo = 0, hi = std::max(1.0, df);
+  while (gamma_p(df / 2, hi / 2) < p) {
+    lo = hi;
+    hi *= 2;
+  }
+  for (int i = 0; i < 200; ++i) {
+    const double mid = lo + (hi - lo) / 2;
+    if (mid == lo || mid == hi) break;
+    (gamma_p(df / 2, mid / 2) < p ? lo : hi) = mid;
+  }
+  return lo + (hi - lo) / 2;
+}
+
+double sd_upper_bound(double sd, double df, double level) {
+  return sd * std::sqrt(df / chi_square_quantile(1 - level, df));
+}
+
+Decision decide_paired(const std::vector<double>& d, const DecisionOptions& options) {
+  if (d.empty()) {
+    Decision r;
+    r.notes.push_back("no whole block: nothing to compare");
+    return r;
+  }
+  Design x;
+  const double k = static_cast<double>(d.size());
+  x.estimate_log = stats::mean(d);
+  x.df = k - 1;
+  if (d.size() >= 2) x.sd = spread(stats::sample_stddev(d));
+  x.se_factor = 1 / std::sqrt(k);
+  x.blocks_run = static_cast<int>(d.size());
+  x.unit = "block";
+  return decide(x, options);
+}
+
+Decision decide_unpaired(const std::vector<double>& log_patched,
+                         const std::vector<double>& log_control, const DecisionOptions& options) {
+  if (log_patched.empty() || log_control.empty()) {
+    Decision r;
+    r.notes.push_back("an arm has no point: nothing to compare");
+    return r;
+  }
+  Design x;
+  const double kp = static_cast<double>(log_patched.size());
+  const double kc = static_cast<double>(log_control.size());
+  x.estimate_log = stats::mean(log_patched) - stats::mean(log_control);
+  x.df = kp + kc - 2;
+  // The pooled sd of ln point summaries, each around its own arm's mean; a block ratio
+  // (one point of each arm) has sqrt(2) times it.
+  if (x.df >= 1)
+    x.sd = spread(
+        std::sqrt(2 * (sum_of_squares(log_patched) + sum_of_squares(log_control)) / x.df));
+  x.se_factor = std::sqrt((1 / kp + 1 / kc) / 2);
+  x.blocks_run = static_cast<int>(std::min(kp, kc));
+  x.unit = "point";
+  return decide(x, options);
+}
+
+}  // namespace ks::analysis
