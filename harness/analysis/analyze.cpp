@@ -66,7 +66,7 @@ double mean_log_ratio(const std::vector<double>& patched, const std::vector<doub
 
 WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evidence::Point>& points,
                                 const std::vector<evidence::Row>& rows, const Options& options,
-                                uint64_t seed, bool complete) {
+                                uint64_t seed, bool complete, std::size_t workload_count) {
   WorkloadResult r;
   auto& w = r.analysis;
   w.workload = spec.id;
@@ -82,10 +82,22 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
   std::vector<PointSample> samples;
   for (auto& s : measured_samples(points, rows, spec.id, spec.metric))
     if (s.arm == options.control_arm || s.arm == options.patched_arm) samples.push_back(s);
+  int disturbed = 0;
+  for (auto& s : samples) disturbed += s.disturbed;
+  if (disturbed > 0)
+    w.notes.push_back(fmt::format("{} round(s) left out as disturbed: the canary timed beside them took more "
+                                  "than {}x its median over the run",
+                                  disturbed, kDisturbedCanaryFactor));
   for (auto& s : samples) w.points.push_back(summarize_point(s));
 
   DecisionOptions decision_options;
   decision_options.material_pct = options.material_pct;
+  if (options.scheme == "confirm" && options.max_blocks >= std::max(options.min_blocks, 3))
+    decision_options.sequential = stats::SequentialDesign{.min_blocks = std::max(options.min_blocks, 3),
+                                                          .max_blocks = options.max_blocks,
+                                                          .alpha = options.alpha,
+                                                          .workloads = static_cast<int>(workload_count),
+                                                          .material_pct = options.material_pct};
   if (auto it = options.calibrated_sd_log_ratio.find(spec.id);
       it != options.calibrated_sd_log_ratio.end()) {
     decision_options.calibrated_sd = it->second;
@@ -181,7 +193,8 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
   std::vector<Judge> judges;
   std::vector<std::optional<double>> drifts;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
-    auto r = analyze_workload(workloads[i], points, rows, options, options.seed + i, complete);
+    auto r = analyze_workload(workloads[i], points, rows, options, options.seed + i, complete,
+                              workloads.size());
     a.workloads.push_back(std::move(r.analysis));
     judges.push_back(std::move(r.judge));
     drifts.push_back(r.screen_drift_pct);

@@ -31,6 +31,10 @@ struct Options {
   // shape. Sets the MDE and blocks needed; lets a run without its own noise estimate
   // (zero spread, < 2 df) make a claim with the spread taken as known.
   std::map<std::string, double> calibrated_sd_log_ratio;
+  // Confirm: the looks of the group-sequential design, from min_blocks to the run's planned
+  // blocks (the cap). 0: a fixed-sample decision.
+  int min_blocks = 3;
+  int max_blocks = 0;
 };
 
 // Rows marked warmup or carrying an error are excluded from statistics (errors count as

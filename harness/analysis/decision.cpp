@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 #include "stats/power.hpp"
 #include "stats/student_t.hpp"
@@ -171,6 +174,48 @@ double sd_upper_bound(double sd, double df, double level) {
   return sd * std::sqrt(df / chi_square_quantile(1 - level, df));
 }
 
+namespace {
+
+// The boundaries of a design are a numerical integration (~0.1 s): computed once per design.
+const stats::SequentialBoundaries& boundaries_for(const stats::SequentialDesign& d) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, double, int, double>, stats::SequentialBoundaries> cache;
+  std::lock_guard lock(mutex);
+  auto key = std::tuple{d.min_blocks, d.max_blocks, d.alpha, d.workloads, d.material_pct};
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, stats::sequential_boundaries(d)).first;
+  return it->second;
+}
+
+evidence::Interval log_interval(double estimate_log, double lo_log, double hi_log, double level) {
+  return {std::exp(estimate_log), std::exp(lo_log), std::exp(hi_log), level};
+}
+
+// The fixed-sample decision's intervals and claim replaced by the sequential look's; the
+// p value and the MDE stay as descriptions of this many blocks.
+void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::SequentialDesign& design) {
+  const int k = static_cast<int>(d.size());
+  if (!r.interval || !r.df || k < design.min_blocks) {  // no own noise estimate: no sequential claim
+    if (k < design.min_blocks)
+      r.notes.push_back(fmt::format("{} of at least {} blocks: too early to look", k, design.min_blocks));
+    r.claim = Claim::none;
+    return;
+  }
+  auto looked = stats::look(design, boundaries_for(design), d);
+  const double level = 1 - design.alpha / design.workloads;
+  r.interval = log_interval(looked.estimate_log, looked.lo_log, looked.hi_log, level);
+  r.interval90 = log_interval(looked.estimate_log, looked.eq_lo_log, looked.eq_hi_log, 1 - 2 * (1 - level));
+  r.claim = looked.decision == stats::LookResult::Change       ? Claim::change
+            : looked.decision == stats::LookResult::Equivalent ? Claim::equivalent
+                                                               : Claim::none;
+  r.notes.push_back(fmt::format(
+      "look at block {} of at most {}: repeated confidence intervals (O'Brien-Fleming spending, "
+      "alpha {} split over {} workload(s)), critical t {:.3g}",
+      k, design.max_blocks, design.alpha, design.workloads, looked.critical));
+}
+
+}  // namespace
+
 Decision decide_paired(const std::vector<double>& d, const DecisionOptions& options) {
   if (d.empty()) {
     Decision r;
@@ -185,7 +230,9 @@ Decision decide_paired(const std::vector<double>& d, const DecisionOptions& opti
   x.se_factor = 1 / std::sqrt(k);
   x.blocks_run = static_cast<int>(d.size());
   x.unit = "block";
-  return decide(x, options);
+  auto r = decide(x, options);
+  if (options.sequential) judge_sequentially(r, d, *options.sequential);
+  return r;
 }
 
 Decision decide_unpaired(const std::vector<double>& log_patched,

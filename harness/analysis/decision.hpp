@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evidence/bundle.hpp"
+#include "stats/sequential.hpp"
 
 namespace ks::analysis {
 
@@ -23,6 +24,11 @@ struct DecisionOptions {
   // Used for the MDE and blocks needed; and, when the run itself has no noise estimate
   // (zero spread, fewer than two degrees of freedom), for the interval as a known spread.
   std::optional<double> calibrated_sd;
+  // Confirm runs look after every block, so decide_paired judges through the group-
+  // sequential design (stats/sequential.hpp): repeated confidence intervals whose
+  // O'Brien-Fleming spending keeps the error rates over all looks, each workload at
+  // alpha / workloads. Absent: a fixed-sample t interval at `alpha`.
+  std::optional<stats::SequentialDesign> sequential;
 };
 
 enum class Claim {
@@ -46,8 +52,9 @@ struct Decision {
 };
 
 // Confirm: d holds one log ratio per whole block. t interval with k - 1 df centred on the
-// mean of d. No claim (and a note saying why) for k < 3 or zero spread unless a calibrated
-// sd is given.
+// mean of d; with options.sequential, the repeated confidence intervals of the look at
+// k = d.size() blocks decide instead. No claim (and a note saying why) for k < 3 or zero
+// spread unless a calibrated sd is given.
 Decision decide_paired(const std::vector<double>& d, const DecisionOptions& options);
 
 // Screen and compare: two independent samples of ln point summaries. Pooled two-sample t

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <span>
 
 #include "stats/summary.hpp"
@@ -10,6 +11,13 @@ namespace ks::analysis {
 namespace {
 
 bool measured(const evidence::Row& r) { return !r.warmup && r.error.empty(); }
+
+std::optional<double> canary_ns(const evidence::Row& r) {
+  if (!r.extra.is_object()) return std::nullopt;
+  auto it = r.extra.find("canary_ns");
+  if (it == r.extra.end() || !it->is_number() || it->get<double>() <= 0) return std::nullopt;
+  return it->get<double>();
+}
 
 }  // namespace
 
@@ -24,6 +32,17 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
     if (it != point_of.end() && it->second->status == "failed") continue;
     if (r.workload == workload && measured(r) && r.metric(metric)) by_point[r.point].push_back(&r);
   }
+  // The canary's usual time over the whole run: the reference a disturbed round exceeds.
+  std::vector<double> canaries;
+  for (auto& [point, point_rows] : by_point)
+    for (auto* r : point_rows)
+      if (auto c = canary_ns(*r)) canaries.push_back(*c);
+  const double limit = canaries.empty() ? 0 : kDisturbedCanaryFactor * stats::median(canaries);
+  auto disturbed = [&](const evidence::Row& r) {
+    auto c = canary_ns(r);
+    return limit > 0 && c && *c > limit;
+  };
+
   std::vector<PointSample> out;
   for (auto& [point, point_rows] : by_point) {
     std::stable_sort(point_rows.begin(), point_rows.end(),
@@ -31,7 +50,14 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
     auto it = point_of.find(point);
     const int block = it != point_of.end() ? it->second->block : point_rows.front()->block;
     PointSample s{point, block, point_rows.front()->arm, {}};
-    for (auto* r : point_rows) s.values.push_back(*r->metric(metric));
+    const bool all_disturbed = std::all_of(point_rows.begin(), point_rows.end(), [&](auto* r) { return disturbed(*r); });
+    for (auto* r : point_rows) {
+      if (!all_disturbed && disturbed(*r)) {
+        ++s.disturbed;
+        continue;
+      }
+      s.values.push_back(*r->metric(metric));
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -15,7 +15,14 @@ struct PointSample {
   int block = 0;
   std::string arm;
   std::vector<double> values;  // in round order
+  int disturbed = 0;           // rounds left out: the machine was disturbed beside them
 };
+
+// A round is disturbed when the CPU-bound canary the agent timed beside it (rows[].extra.
+// canary_ns) took more than this times the workload's median canary over the whole run:
+// the same fixed work ran that much slower, so the machine took the CPU away. Fixed in
+// advance, never tuned on the data it judges.
+constexpr double kDisturbedCanaryFactor = 1.5;
 
 // Counts for the semantic gate, over every row of the workload (warm-up included: a wrong
 // result is wrong whether or not it was timed).
@@ -28,6 +35,7 @@ struct RowTally {
 
 // Rows of points that failed are left out: a failed point's data is not evidence (its
 // block is dropped in a confirm run). `points` gives each point's status and block.
+// Disturbed rounds are left out too and counted, unless that would leave a point empty.
 std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& points,
                                           const std::vector<evidence::Row>& rows,
                                           const std::string& workload, const std::string& metric);

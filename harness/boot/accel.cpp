@@ -30,20 +30,40 @@ std::string first_line_of(const std::string& text) {
   return lines.empty() ? std::string() : trim(lines.front());
 }
 
-ProbeOutcome run_probe(const std::string& qemu) {
+constexpr auto kKernelProbeTimeout = 30s;
+
+std::string what_qemu_said(const proc::Result& result) {
+  auto how = result.term_signal ? "was killed by signal " + std::to_string(result.term_signal)
+                                : "exited " + std::to_string(result.exit_code);
+  auto said = trim(result.err + "\n" + result.out);
+  std::string tail = said.size() > 400 ? said.substr(0, 400) + "..." : said;
+  return "QEMU under KVM " + how + (tail.empty() ? std::string() : ": " + tail);
+}
+
+ProbeOutcome run_firmware_probe(const std::string& qemu) {
   ScopedDir dir(fs::temp_directory_path() / ("ksandwich-accel-probe-" + std::to_string(getpid())));
   auto firmware = dir.path() / "probe.bin";
   write_file(firmware, probe_firmware());
   auto result = proc::run(proc::command(probe_argv(qemu, "kvm", firmware), kProbeTimeout));
-  if (result.exit_code == kProbeExitCode && !result.timed_out) return {true, "ran a guest"};
+  if (result.exit_code == kProbeExitCode && !result.timed_out) return {true, "a firmware guest ran"};
   if (result.timed_out)
-    return {false, "QEMU started under KVM but the guest did not run within " +
+    return {false, "QEMU started under KVM but the firmware guest did not run within " +
                        std::to_string(kProbeTimeout.count()) + " s"};
-  auto said = trim(result.err + "\n" + result.out);
-  std::string tail = said.size() > 400 ? said.substr(0, 400) + "..." : said;
-  auto how = result.term_signal ? "was killed by signal " + std::to_string(result.term_signal)
-                                 : "exited " + std::to_string(result.exit_code);
-  return {false, "QEMU under KVM " + how + (tail.empty() ? std::string() : ": " + tail)};
+  return {false, what_qemu_said(result)};
+}
+
+ProbeOutcome run_kernel_probe(const std::string& qemu, const fs::path& kernel) {
+  ScopedDir dir(fs::temp_directory_path() / ("ksandwich-accel-probe-" + std::to_string(getpid())));
+  auto console = dir.path() / "console.log";
+  auto result = proc::run(proc::command(kernel_probe_argv(qemu, "kvm", kernel, console), kKernelProbeTimeout));
+  auto printed = try_read_file(console).value_or("");
+  const bool booted = printed.find("Linux version") != std::string::npos;
+  if (booted && !result.timed_out) return {true, "a Linux guest booted"};
+  if (result.timed_out)
+    return {false, std::string("QEMU ran under KVM but the Linux guest ") +
+                       (booted ? "did not finish booting" : "printed nothing") + " within " +
+                       std::to_string(kKernelProbeTimeout.count()) + " s"};
+  return {false, what_qemu_said(result)};
 }
 
 std::string qemu_identity(const fs::path& binary) {
@@ -51,12 +71,13 @@ std::string qemu_identity(const fs::path& binary) {
   return binary.string() + " " + first_line_of(r.out);
 }
 
-// The probe's answer, remembered per host kernel, QEMU binary and version, and CPU model.
-ProbeOutcome probe_kvm(const fs::path& cache_dir, bool& remembered) {
+// The probe's answer, remembered per host kernel, KVM device, QEMU binary and version, CPU
+// model and probe.
+ProbeOutcome probe_kvm(const fs::path& cache_dir, const std::optional<fs::path>& kernel, bool& remembered) {
   auto qemu = proc::find_program(kQemu);
   if (!qemu) throw UserError(kQemu + " not found", "apt-get install qemu-system-x86 (tools/setup.sh)");
   auto key = sha256_hex(machine::kernel_release() + "\n" + machine::kvm_device() + "\n" + qemu_identity(*qemu) +
-                        "\n" + cpu_model("kvm"))
+                        "\n" + cpu_model("kvm") + "\n" + (kernel ? "kernel" : "firmware"))
                  .substr(0, 16);
   auto file = cache_dir.empty() ? fs::path() : cache_dir / "accel" / (key + ".json");
   remembered = false;
@@ -69,7 +90,7 @@ ProbeOutcome probe_kvm(const fs::path& cache_dir, bool& remembered) {
       }
     }
   }
-  auto outcome = run_probe(qemu->string());
+  auto outcome = kernel ? run_kernel_probe(qemu->string(), *kernel) : run_firmware_probe(qemu->string());
   if (!file.empty()) {
     try {  // remembering is a saving, not a need: a cache we cannot write changes nothing
       fs::create_directories(file.parent_path());
@@ -109,7 +130,17 @@ std::vector<std::string> probe_argv(const std::string& qemu, const std::string& 
           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
 }
 
-AccelChoice choose_accel(const std::string& requested, const fs::path& cache_dir) {
+std::vector<std::string> kernel_probe_argv(const std::string& qemu, const std::string& accel,
+                                           const fs::path& kernel, const fs::path& console) {
+  return {qemu,      "-nodefaults", "-no-user-config", "-display", "none",
+          "-machine", "q35,accel=" + accel, "-cpu", cpu_model(accel), "-m", "256",
+          "-kernel", kernel.string(),
+          "-append", "console=ttyS0 panic=-1",
+          "-serial", "file:" + console.string(), "-no-reboot"};
+}
+
+AccelChoice choose_accel(const std::string& requested, const fs::path& cache_dir,
+                         const std::optional<fs::path>& kernel) {
   AccelChoice c;
   c.requested = requested;
   if (requested == "tcg") {
@@ -125,11 +156,11 @@ AccelChoice choose_accel(const std::string& requested, const fs::path& cache_dir
     c.reason = "no usable " + machine::kvm_device();
     return c;
   }
-  auto outcome = probe_kvm(cache_dir, c.remembered);
+  auto outcome = probe_kvm(cache_dir, kernel, c.remembered);
   c.kvm_probe = outcome.message;
   if (outcome.ran) {
     c.accel = "kvm";
-    c.reason = "a probe guest ran under KVM";
+    c.reason = outcome.message + " under KVM";
     return c;
   }
   if (requested == "kvm")

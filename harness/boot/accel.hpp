@@ -1,12 +1,19 @@
 #pragma once
-// Which accelerator QEMU gets: KVM only when a probe guest really ran under it.
+// Which accelerator QEMU gets: KVM only when a guest really ran under it.
 //
 // A /dev/kvm that opens proves nothing: under nested virtualization KVM_CREATE_VM and
-// KVM_CREATE_VCPU succeed, yet QEMU with -cpu host aborts ("failed to set MSR 0x10a") or
-// starts a guest that never runs. So the probe starts QEMU with the points' own -machine
-// and -cpu options on a 64 KiB firmware whose reset vector writes one byte to
-// isa-debug-exit: QEMU exits with (byte << 1) | 1 if and only if a vCPU executed guest
-// code. It takes ~0.1 s; the answer is remembered per host kernel and QEMU binary.
+// KVM_CREATE_VCPU succeed, yet QEMU with -cpu host aborts ("failed to set MSR 0x10a"), or
+// runs real-mode code but hangs a Linux guest at 100% CPU without a line on the console
+// (seen on this project's own machines). So there are two probes with the points' own
+// -machine and -cpu options:
+//  - the firmware probe (~0.1 s, no kernel needed): a 64 KiB firmware whose reset vector
+//    writes one byte to isa-debug-exit; QEMU exits with (byte << 1) | 1 only if a vCPU ran;
+//  - the kernel probe (~1 s under KVM): the run's own bzImage with no initramfs, panic=-1
+//    and -no-reboot, so a kernel that boots prints its banner, panics for want of a root
+//    filesystem and ends QEMU. A kernel that has not done that in 30 s is not running.
+// `run` decides with the kernel probe; `doctor` with a kernel from the cache when it has
+// one, else the firmware probe. Answers are remembered per host kernel, KVM device, QEMU
+// binary and probe.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,10 +43,16 @@ std::vector<std::string> probe_argv(const std::string& qemu, const std::string& 
 // The -cpu model of an accelerator: host under KVM, max under TCG. Pure.
 std::string cpu_model(const std::string& accel);
 
-// Runs (or recalls) the KVM probe and decides. requested "tcg": TCG, no probe. "auto": KVM
-// if the probe ran a guest, else TCG with the reason. "kvm": KVM, or UserError carrying
-// QEMU's own message when the probe failed. CACHE_DIR holds the remembered answers (none
-// when empty). Throws UserError when QEMU is missing.
-AccelChoice choose_accel(const std::string& requested, const fs::path& cache_dir);
+// The kernel probe's QEMU command line. Pure.
+std::vector<std::string> kernel_probe_argv(const std::string& qemu, const std::string& accel,
+                                           const fs::path& kernel, const fs::path& console);
+
+// Runs (or recalls) a KVM probe and decides: the kernel probe with KERNEL, else the firmware
+// probe. requested "tcg": TCG, no probe. "auto": KVM if the probe's guest ran, else TCG with
+// the reason. "kvm": KVM, or UserError carrying QEMU's own message when the probe failed.
+// CACHE_DIR holds the remembered answers (none when empty). Throws UserError when QEMU is
+// missing.
+AccelChoice choose_accel(const std::string& requested, const fs::path& cache_dir,
+                         const std::optional<fs::path>& kernel = std::nullopt);
 
 }  // namespace ks::boot

@@ -45,9 +45,10 @@ class Backend {
   virtual std::string name() const = 0;
   // Whether each arm's kernel is built (and booted) for this backend's points.
   virtual bool needs_kernels() const { return false; }
-  // Checks what the backend itself needs before anything is built or written; throws
-  // UserError with the fix. The qemu backend decides its accelerator here.
-  virtual void preflight() {}
+  // Checks what the backend itself needs once the kernels are built (CONTROL_KERNEL: the
+  // control arm's image, when the backend needs kernels) and before the run's directory is
+  // written; throws UserError with the fix. The qemu backend decides its accelerator here.
+  virtual void preflight(const std::optional<fs::path>& /*control_kernel*/) {}
   virtual nlohmann::json machine() = 0;  // recorded once per bundle
   // Never throws for a point that failed (that is data); throws Interrupted on Ctrl-C and
   // UserError for bad input found only now.

@@ -403,9 +403,14 @@ std::vector<std::string> console_findings(std::string_view console) {
 
 QemuBackend::QemuBackend(BackendOptions options) : options_(std::move(options)) {}
 
-const AccelChoice& QemuBackend::accel() {
+void QemuBackend::preflight(const std::optional<fs::path>& control_kernel) {
+  accel_.reset();
+  accel(control_kernel);
+}
+
+const AccelChoice& QemuBackend::accel(const std::optional<fs::path>& kernel) {
   if (!accel_) {
-    accel_ = choose_accel(options_.accel, options_.cache_dir);
+    accel_ = choose_accel(options_.accel, options_.cache_dir, kernel);
     std::fprintf(stderr, "ksandwich: QEMU accelerator: %s (%s%s)\n", accel_->accel.c_str(),
                  accel_->reason.c_str(), accel_->remembered ? "; remembered from an earlier probe" : "");
   }

@@ -130,7 +130,7 @@ class QemuBackend : public Backend {
   explicit QemuBackend(BackendOptions options);
   std::string name() const override { return "qemu"; }
   bool needs_kernels() const override { return true; }
-  void preflight() override { accel(); }
+  void preflight(const std::optional<fs::path>& control_kernel) override;
   nlohmann::json machine() override;
   PointResult run_point(const PointContext& context) override;
   // The QEMU command and the guest plan of the point.
@@ -141,7 +141,7 @@ class QemuBackend : public Backend {
                     const std::optional<fs::path>& nvme_image) const;
   const Initramfs& initramfs_for(const PointContext& context, const std::string& plan);
   // Decided on first use (never by --dry-run): the probe runs QEMU.
-  const AccelChoice& accel();
+  const AccelChoice& accel(const std::optional<fs::path>& kernel = std::nullopt);
 
   BackendOptions options_;
   std::optional<AccelChoice> accel_;

@@ -39,10 +39,12 @@ int main(int argc, char** argv) {
   CLI::App app{
       "ksandwich: builds control and patched kernels, runs btrfs workloads in a\n"
       "control -> patched -> control sandwich and writes a JSON evidence bundle and a report.\n\n"
-      "Exit codes: 0 success; 1 the experiment ran and the verdict is a material REGRESSION\n"
-      "(so CI can gate on it); 2 bad input or environment (nothing touched); 3 a point\n"
-      "failed or a gate failed (boot, workload, semantic check, drift, kernel health,\n"
-      "direct hit): the verdict is INVALID and the bundle is still written."};
+      "Exit codes: 0 every workload decided, no material regression; 1 a material\n"
+      "REGRESSION on valid data, even if another workload is INVALID (so CI can gate on it);\n"
+      "2 bad input or environment (a message says what; nothing touched); 3 no regression\n"
+      "shown and some workload INVALID (a failed point, an unexpected result, kernel health,\n"
+      "direct hit); 4 no regression shown and some workload INCONCLUSIVE; 130 interrupted.\n"
+      "The bundle is written in cases 0, 1, 3 and 4."};
   app.set_version_flag("--version", std::string("ksandwich ") + KSANDWICH_VERSION + " (" +
                                         KSANDWICH_GIT_REVISION + ")");
   app.require_subcommand(1);

@@ -78,6 +78,16 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   opts.drift_bound_pct = e.gates.drift_bound_pct;
   opts.material_pct = e.gates.material_pct;
   opts.seed = e.seed;
+  // A confirm run looks after each block up to the blocks it planned (sizing may have
+  // changed them from the experiment's).
+  opts.min_blocks = static_cast<int>(e.min_blocks);
+  opts.max_blocks = static_cast<int>(b.plan.is_object() ? b.plan.value("blocks", e.blocks) : e.blocks);
+  // The calibrated spread each workload was sized with (run's sizing record) sets its MDE.
+  auto sizing = b.extra.is_object() ? b.extra.value("sizing", json()) : json();
+  if (sizing.is_object() && sizing.value("workloads", json()).is_array())
+    for (auto& w : sizing["workloads"])
+      if (w.value("sd_block_log_ratio_pct", json()).is_number())
+        opts.calibrated_sd_log_ratio[w.value("workload", "")] = w["sd_block_log_ratio_pct"].get<double>() / 100;
   std::vector<analysis::WorkloadSpec> specs;
   for (auto& w : e.workloads) specs.push_back({w.id(), w.metric(), w.higher_is_better()});
   // Point-level gates: the kernel stayed healthy and the patch was exercised.

@@ -274,7 +274,6 @@ int run(const RunOptions& o) {
     return kExitOk;
   }
   preflight(e, o);
-  backend->preflight();
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
@@ -283,6 +282,9 @@ int run(const RunOptions& o) {
   // interrupted build leaves no half-made run behind (the build log stays in the cache).
   RunKernels kernels;
   if (needs_kernels) kernels = build_kernels(e, o.repo_dir, experiment_dir);
+  std::optional<fs::path> control_kernel;
+  if (auto it = kernels.by_arm.find("control"); it != kernels.by_arm.end()) control_kernel = it->second.bzimage;
+  backend->preflight(control_kernel);
   fs::create_directories(o.out_dir / "logs");
   proc::set_command_log(o.out_dir / "logs/commands.jsonl");
   for (auto& [arm, built] : kernels.by_arm)

@@ -82,6 +82,7 @@ class Builder {
         (b_.experiment_name.empty() ? std::string("(unnamed experiment)") : b_.experiment_name);
     doc_.verdict = b_.verdict;
     header();
+    nothing_measured();
     plots();
     results();
     gates();
@@ -293,11 +294,12 @@ class Builder {
     auto add = [](Block& block, std::string key, std::string value) {
       if (!value.empty()) block.facts.emplace_back(std::move(key), std::move(value));
     };
-    add(facts, "Backend", b_.backend);
+    add(facts, "Backend", backend_line());
     add(facts, "Kernels", kernels());
     add(facts, "Machine", machine_line());
     for (auto& [key, value] : storage_lines()) add(facts, key, value);
     add(facts, "Plan", plan_line());
+    add(facts, "Blocks", blocks_line());
     add(facts, "Source", source_line());
     add(facts, "Toolchain", toolchain_line());
     for (auto& [key, value] : patch_lines()) add(facts, key, value);
@@ -411,6 +413,39 @@ class Builder {
     std::vector<std::pair<std::string, std::string>> out;
     for (auto& [arm, line] : per_arm) out.emplace_back("Storage (" + arm + ")", line);
     return out;
+  }
+
+  // "qemu, accelerator tcg (why)": which accelerator ran is part of what was measured.
+  std::string backend_line() const {
+    const auto& a = b_.machine.is_object() ? b_.machine.value("accelerator", nlohmann::json()) : nlohmann::json();
+    if (!a.is_object() || !a.value("used", nlohmann::json()).is_string()) return b_.backend;
+    return b_.backend + ", accelerator " + a["used"].get<std::string>() + " (" + a.value("reason", "") + ")";
+  }
+
+  // Confirm: how many blocks ran, why the run stopped there, and how it was sized.
+  std::string blocks_line() const {
+    if (!b_.extra.is_object() || !b_.extra.contains("stopped")) return "";
+    std::string line = b_.extra["stopped"].value("reason", "");
+    if (b_.extra.contains("sizing")) line += "; sized: " + b_.extra["sizing"].value("reason", "");
+    return line;
+  }
+
+  // When no point measured anything, tables of zeros say nothing: one line with the first
+  // failure and what to do instead.
+  void nothing_measured() {
+    const bool measured = std::any_of(b_.rows.begin(), b_.rows.end(), [](auto& r) {
+      return !r.warmup && r.error.empty() && (r.ns_per_op || r.iops || r.bytes_per_s);
+    });
+    if (measured || b_.points.empty()) return;
+    auto failed = std::find_if(b_.points.begin(), b_.points.end(), [](auto& p) { return p.status == "failed"; });
+    if (failed == b_.points.end()) return;  // nothing ran yet: not a failure
+    std::string why = failed->failure;
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ')) why.pop_back();
+    paragraph(fmt::format("No point produced a measurement. The first failure, point {} ({}): {}. "
+                          "Fix that (`ksandwich doctor` checks the machine) and run again, or "
+                          "`ksandwich run --resume DIR` to rerun the failed points.",
+                          failed->id, failed->arm, why),
+              "ks-nothing-measured");
   }
 
   std::string plan_line() const {

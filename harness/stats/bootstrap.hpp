@@ -1,7 +1,8 @@
 #pragma once
 // Hierarchical bootstrap of the ratio of means patched / control.
-// Descriptive in ksandwich: the verdict reads the t interval of log_ratio.hpp, because with
-// the few points a kernel run has, these percentiles are too narrow (figures there).
+// Descriptive in ksandwich: the verdict reads the t interval of analysis/decision.hpp, because
+// with the few points a kernel run has, these percentiles are too narrow (in A/A screens the
+// 95% interval excluded 1 in 24-39% of runs).
 //
 // A point is one boot; its rounds share that boot's page layout and filesystem, so they are
 // not independent samples of "the kernel". Each resample therefore draws points within

@@ -58,6 +58,7 @@ TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered
   CHECK(first.accel == "tcg");
   CHECK_FALSE(first.remembered);
   CHECK_THAT(first.reason, Catch::Contains("/dev/null opens but cannot run a guest"));
+  CHECK_THAT(first.kvm_probe, Catch::Contains("was killed by signal 6"));
   CHECK_THAT(first.kvm_probe, Catch::Contains("failed to set MSR 0x10a"));
 
   auto again = ks::boot::choose_accel("auto", cache);
@@ -93,4 +94,17 @@ TEST_CASE("on this machine's own KVM the probe's answer is what QEMU does") {
                                            std::chrono::seconds(30)));
   std::printf("this machine's KVM: %s (%s)\n", c.accel.c_str(), c.reason.c_str());
   CHECK((c.accel == "kvm") == (r.exit_code == ks::boot::kProbeExitCode));
+}
+
+TEST_CASE("a KVM that hangs a Linux guest at full CPU gives TCG once the kernel probe times out") {
+  KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");
+  ks::test::TempDir tmp("ks-accel");
+  ScopedEnv env(ks::test::broken_kvm_env(tmp.path, ks::test::BrokenKvm::hangs));
+  // The wrapper hangs before it looks at the kernel, so any file stands for one here.
+  ks::write_file(tmp.path / "bzImage", "not a kernel");
+  auto c = ks::boot::choose_accel("auto", tmp.path / "cache", tmp.path / "bzImage");
+  CHECK(c.accel == "tcg");
+  CHECK_THAT(c.kvm_probe, Catch::Contains("printed nothing within 30 s"));
+  // Asked again, the answer is recalled instead of waiting 30 s once more.
+  CHECK(ks::boot::choose_accel("auto", tmp.path / "cache", tmp.path / "bzImage").remembered);
 }

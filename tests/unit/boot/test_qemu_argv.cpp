@@ -170,7 +170,10 @@ TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing
   const fs::path dir = "/nonexistent-ksandwich-dry-run";
   PointContext ctx{e, e.arms.at("control"), 3, 0, dir, dir / "points/03-control", fs::path("/k/bzImage"), ""};
   auto text = backend.describe_point(ctx);
-  CHECK(text.rfind("$ 'taskset' '-c' '1' 'qemu-system-x86_64'", 0) == 0);
+  // Nothing is probed in a dry run: the accelerator is said to be decided when the run starts.
+  CHECK(text.rfind("# accelerator: auto (a KVM probe decides when the run starts; shown with tcg)\n"
+                   "$ 'taskset' '-c' '1' 'qemu-system-x86_64'", 0) == 0);
+  CHECK(text.find("accel=tcg") != std::string::npos);
   CHECK(text.find("'-kernel' '/k/bzImage'") != std::string::npos);
   CHECK(text.find("'nvme,serial=ksandwich,drive=nvm'") != std::string::npos);
   CHECK(text.find("KS_DEVICE='/dev/nvme0n1'") != std::string::npos);

@@ -1,0 +1,91 @@
+// The decision functions pinned to an independent computation, and the sequential look.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "analysis/decision.hpp"
+#include "analysis/samples.hpp"
+#include "stats/student_t.hpp"
+
+namespace analysis = ks::analysis;
+
+TEST_CASE("analysis: decide_unpaired is R's pooled t test on the logs", "[analysis]") {
+  // P = {1210, 1190, 1230}, C = {1000, 1020, 990, 1010} (point summaries).
+  // R 4.2.2: t.test(log(P), log(C), var.equal=TRUE): statistic 16.836619503356328, df 5;
+  // the interval exp(mean(log P) - mean(log C) -+ qt(.975, 5) * SE) and p recomputed with
+  // mpmath at 50 digits.
+  std::vector<double> lp, lc;
+  for (double v : {1210.0, 1190.0, 1230.0}) lp.push_back(std::log(v));
+  for (double v : {1000.0, 1020.0, 990.0, 1010.0}) lc.push_back(std::log(v));
+  auto d = analysis::decide_unpaired(lp, lc, {});
+  REQUIRE(d.interval);
+  CHECK(*d.df == 5);
+  CHECK(std::exp(d.estimate_log) == Approx(1.20394494985739).epsilon(1e-13));
+  CHECK(d.interval->low == Approx(1.17030690721966).epsilon(1e-12));
+  CHECK(d.interval->high == Approx(1.23854984820239).epsilon(1e-12));
+  CHECK(*d.p == Approx(1.35130399209435e-5).epsilon(1e-9));
+  CHECK(d.claim == analysis::Claim::change);
+}
+
+TEST_CASE("analysis: a confirm look judges through the sequential design", "[analysis]") {
+  analysis::DecisionOptions o;
+  o.material_pct = 5;
+  o.sequential = ks::stats::SequentialDesign{.min_blocks = 3, .max_blocks = 6, .alpha = 0.05, .workloads = 3,
+                                             .material_pct = 5};
+  // +20% in every block with 0.1% spread: decided at the first look. (With 2 degrees of
+  // freedom the first of six looks asks for a t of several hundred: 2% of spread is not
+  // enough there, and only later looks can call it.)
+  std::vector<double> big{std::log(1.201), std::log(1.199), std::log(1.200)};
+  auto d = analysis::decide_paired(big, o);
+  CHECK(d.claim == analysis::Claim::change);
+  REQUIRE(d.interval);
+  CHECK(d.interval->level == Approx(1 - 0.05 / 3));
+  // A t statistic between the fixed-sample critical value and the first look's boundary:
+  // the fixed interval calls a change, the early sequential look does not (O'Brien-Fleming
+  // spends almost nothing of alpha there), and its interval is the wider.
+  const double s = 0.01, se = s / std::sqrt(3.0);
+  const double fixed_critical = ks::stats::student_t_quantile(1 - 0.05 / 3 / 2, 2);
+  const double look_critical = ks::stats::look(*o.sequential, std::vector<double>{-s, 0, s}).critical;
+  REQUIRE(look_critical > fixed_critical);
+  const double m = (fixed_critical + look_critical) / 2 * se;
+  std::vector<double> between{m - s, m, m + s};
+  auto fixed_o = o;
+  fixed_o.sequential.reset();
+  fixed_o.alpha = 0.05 / 3;
+  auto fixed = analysis::decide_paired(between, fixed_o);
+  auto early = analysis::decide_paired(between, o);
+  CHECK(fixed.claim == analysis::Claim::change);
+  CHECK(early.claim == analysis::Claim::none);
+  CHECK(early.interval->high - early.interval->low > fixed.interval->high - fixed.interval->low);
+  // Before min_blocks nothing is claimed, however clear.
+  CHECK(analysis::decide_paired({std::log(1.2), std::log(1.21)}, o).claim == analysis::Claim::none);
+}
+
+TEST_CASE("analysis: rounds whose canary ran slow are left out and counted", "[analysis]") {
+  std::vector<ks::evidence::Point> points(2);
+  points[0].id = 0, points[0].arm = "control", points[0].status = "ok";
+  points[1].id = 1, points[1].arm = "patched", points[1].status = "ok";
+  std::vector<ks::evidence::Row> rows;
+  auto row = [&](int point, int round, double ns, double canary) {
+    ks::evidence::Row r;
+    r.point = point, r.arm = points[point].arm, r.round = round, r.workload = "clone", r.ops = 10;
+    r.ns_per_op = ns;
+    r.extra = {{"canary_ns", canary}};
+    rows.push_back(r);
+  };
+  for (int i = 0; i < 4; ++i) row(0, i, 1000 + i, 300000);
+  row(1, 0, 1100, 300000);
+  row(1, 1, 1900, 520000);  // the machine was busy: 1.73x the usual canary
+  row(1, 2, 1102, 310000);
+  auto samples = analysis::measured_samples(points, rows, "clone", "ns_per_op");
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0].disturbed == 0);
+  CHECK(samples[0].values.size() == 4);
+  CHECK(samples[1].disturbed == 1);
+  CHECK(samples[1].values == std::vector<double>{1100, 1102});
+  // A point whose every round is disturbed keeps them: there is nothing else to summarise.
+  for (auto& r : rows)
+    if (r.point == 1) r.extra["canary_ns"] = 900000;
+  samples = analysis::measured_samples(points, rows, "clone", "ns_per_op");
+  CHECK(samples[1].disturbed == 0);
+  CHECK(samples[1].values.size() == 3);
+}
