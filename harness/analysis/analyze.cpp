@@ -64,6 +64,11 @@ double mean_log_ratio(const std::vector<double>& patched, const std::vector<doub
   return stats::mean(logs(patched)) - stats::mean(logs(control));
 }
 
+// A confirm run that looks after every block is judged by the sequential design.
+bool sequential_design(const Options& o) {
+  return o.scheme == "confirm" && o.max_blocks >= std::max(o.min_blocks, 3);
+}
+
 WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evidence::Point>& points,
                                 const std::vector<evidence::Row>& rows, const Options& options,
                                 uint64_t seed, bool complete, std::size_t workload_count) {
@@ -92,7 +97,7 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
 
   DecisionOptions decision_options;
   decision_options.material_pct = options.material_pct;
-  if (options.scheme == "confirm" && options.max_blocks >= std::max(options.min_blocks, 3))
+  if (sequential_design(options))
     decision_options.sequential = stats::SequentialDesign{.min_blocks = std::max(options.min_blocks, 3),
                                                           .max_blocks = options.max_blocks,
                                                           .alpha = options.alpha,
@@ -203,7 +208,7 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
   a.gates.insert(a.gates.end(), extra_gates.begin(), extra_gates.end());
 
   const auto ran = workloads_at_points(rows);
-  const auto judged = apply_holm(a.workloads, judges, options.alpha);
+  const auto judged = apply_holm(a.workloads, judges, options.alpha, !sequential_design(options));
   for (std::size_t i = 0; i < a.workloads.size(); ++i) {
     auto& w = a.workloads[i];
     w.gates_failed = failed_gate_names(w, a.gates, workloads, ran);
@@ -229,7 +234,8 @@ int exit_code_for(const evidence::Bundle& bundle) {
   if (material_regression) return kExitRegression;
   if (any("INVALID") || (ws.empty() && bundle.analysis->verdict == "INVALID"))
     return kExitPointFailed;
-  if (any("INCONCLUSIVE")) return kExitInconclusive;
+  // A change too small to be material and not shown equivalent is no decision either.
+  if (any("INCONCLUSIVE") || bundle.analysis->verdict == "INCONCLUSIVE") return kExitInconclusive;
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <span>
 #include <mutex>
 #include <stdexcept>
 #include <tuple>
@@ -195,13 +196,25 @@ evidence::Interval log_interval(double estimate_log, double lo_log, double hi_lo
 // p value and the MDE stay as descriptions of this many blocks.
 void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::SequentialDesign& design) {
   const int k = static_cast<int>(d.size());
-  if (!r.interval || !r.df || k < design.min_blocks) {  // no own noise estimate: no sequential claim
-    if (k < design.min_blocks)
-      r.notes.push_back(fmt::format("{} of at least {} blocks: too early to look", k, design.min_blocks));
+  if (!r.df || k < design.min_blocks) {  // no noise estimate of the run's own: no claim
+    r.notes.push_back(k < design.min_blocks
+                          ? fmt::format("{} of at least {} blocks: too early to look", k, design.min_blocks)
+                          : std::string("the sequential design needs the run's own noise estimate: no claim"));
+    r.interval.reset();
+    r.interval90.reset();
     r.claim = Claim::none;
     return;
   }
-  auto looked = stats::look(design, boundaries_for(design), d);
+  // The run looked after every block from min_blocks on; its first decisive look is the
+  // decision (what the design's error rates and power assume), later blocks only add data.
+  const auto& boundaries = boundaries_for(design);
+  stats::LookResult looked;
+  int at = design.min_blocks;
+  for (; at <= k; ++at) {
+    looked = stats::look(design, boundaries, std::span<const double>(d.data(), static_cast<size_t>(at)));
+    if (looked.decision == stats::LookResult::Change || looked.decision == stats::LookResult::Equivalent) break;
+  }
+  at = std::min(at, k);
   const double level = 1 - design.alpha / design.workloads;
   r.interval = log_interval(looked.estimate_log, looked.lo_log, looked.hi_log, level);
   r.interval90 = log_interval(looked.estimate_log, looked.eq_lo_log, looked.eq_hi_log, 1 - 2 * (1 - level));
@@ -209,9 +222,10 @@ void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::
             : looked.decision == stats::LookResult::Equivalent ? Claim::equivalent
                                                                : Claim::none;
   r.notes.push_back(fmt::format(
-      "look at block {} of at most {}: repeated confidence intervals (O'Brien-Fleming spending, "
-      "alpha {} split over {} workload(s)), critical t {:.3g}",
-      k, design.max_blocks, design.alpha, design.workloads, looked.critical));
+      "{} at the look after block {} of at most {}: repeated confidence intervals (O'Brien-Fleming "
+      "spending, alpha {} split over {} workload(s)), critical t {:.3g}",
+      r.claim == Claim::none ? "undecided" : "decided", at, design.max_blocks, design.alpha, design.workloads,
+      looked.critical));
 }
 
 }  // namespace

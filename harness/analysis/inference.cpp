@@ -77,8 +77,16 @@ void fill_decision(evidence::WorkloadAnalysis& w, const Decision& d) {
 }
 
 std::vector<Judged> apply_holm(std::vector<evidence::WorkloadAnalysis>& workloads,
-                               const std::vector<Judge>& judges, double alpha) {
+                               const std::vector<Judge>& judges, double alpha, bool step_down) {
   std::vector<Judged> out(judges.size());
+  if (!step_down) {  // each judge splits alpha itself (the sequential design's Bonferroni)
+    for (std::size_t i = 0; i < judges.size(); ++i)
+      if (judges[i]) {
+        out[i].decision = judges[i](alpha);
+        out[i].significant = out[i].decision->claim == Claim::change;
+      }
+    return out;
+  }
   std::vector<std::size_t> tested;
   std::vector<double> p;
   for (std::size_t i = 0; i < judges.size(); ++i) {

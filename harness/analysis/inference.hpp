@@ -46,8 +46,11 @@ struct Judged {
 // non-rejection). For a t interval "excludes 1.0 at level 1 - a" is "p < a", so this is
 // Holm's procedure exactly, and p_holm < alpha says the same. Sets p_holm and a note on
 // the level; the interval90 (equivalence) needs no adjustment: NO_CHANGE needs every
-// workload equivalent, an intersection-union claim.
+// workload equivalent, an intersection-union claim. step_down false: the judges already
+// split alpha over the workloads (a confirm run's sequential design, which also splits the
+// equivalence level), so each is asked once and nothing is stepped down.
 std::vector<Judged> apply_holm(std::vector<evidence::WorkloadAnalysis>& workloads,
-                               const std::vector<Judge>& judges, double alpha = 0.05);
+                               const std::vector<Judge>& judges, double alpha = 0.05,
+                               bool step_down = true);
 
 }  // namespace ks::analysis

@@ -88,11 +88,4 @@ double point_median(const PointSample& sample, bool skip_first) {
   return stats::median(sample.values);
 }
 
-stats::Groups arm_groups(const std::vector<PointSample>& samples, const std::string& arm) {
-  stats::Groups groups;
-  for (auto& s : samples)
-    if (s.arm == arm) groups.push_back(s.values);
-  return groups;
-}
-
 }  // namespace ks::analysis

@@ -48,7 +48,4 @@ evidence::PointSummary summarize_point(const PointSample& sample);
 // (when there is more than one).
 double point_median(const PointSample& sample, bool skip_first = false);
 
-// One arm's points -> rounds, in point order, for the bootstrap and variance components.
-stats::Groups arm_groups(const std::vector<PointSample>& samples, const std::string& arm);
-
 }  // namespace ks::analysis

@@ -77,7 +77,7 @@ ProbeOutcome probe_kvm(const fs::path& cache_dir, const std::optional<fs::path>&
   auto qemu = proc::find_program(kQemu);
   if (!qemu) throw UserError(kQemu + " not found", "apt-get install qemu-system-x86 (tools/setup.sh)");
   auto key = sha256_hex(machine::kernel_release() + "\n" + machine::kvm_device() + "\n" + qemu_identity(*qemu) +
-                        "\n" + cpu_model("kvm") + "\n" + (kernel ? "kernel" : "firmware"))
+                        "\n" + cpu_model("kvm") + "\n" + (kernel ? "kernel " + sha256_file(*kernel) : "firmware"))
                  .substr(0, 16);
   auto file = cache_dir.empty() ? fs::path() : cache_dir / "accel" / (key + ".json");
   remembered = false;

@@ -13,7 +13,7 @@
 //    filesystem and ends QEMU. A kernel that has not done that in 30 s is not running.
 // `run` decides with the kernel probe; `doctor` with a kernel from the cache when it has
 // one, else the firmware probe. Answers are remembered per host kernel, KVM device, QEMU
-// binary and probe.
+// binary and probe (the kernel probe: per kernel image).
 #include <filesystem>
 #include <optional>
 #include <string>

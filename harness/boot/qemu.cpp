@@ -409,7 +409,10 @@ void QemuBackend::preflight(const std::optional<fs::path>& control_kernel) {
 }
 
 const AccelChoice& QemuBackend::accel(const std::optional<fs::path>& kernel) {
+  // A KVM that passed only the firmware probe is asked again with a kernel once there is one.
+  if (accel_ && kernel && accel_->accel == "kvm" && !accel_kernel_probed_) accel_.reset();
   if (!accel_) {
+    accel_kernel_probed_ = kernel.has_value();
     accel_ = choose_accel(options_.accel, options_.cache_dir, kernel);
     std::fprintf(stderr, "ksandwich: QEMU accelerator: %s (%s%s)\n", accel_->accel.c_str(),
                  accel_->reason.c_str(), accel_->remembered ? "; remembered from an earlier probe" : "");
@@ -494,7 +497,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
           "build the arm's kernel first (ksandwich build)");
   require(proc::have_program(kQemu), kQemu + " not found", "apt-get install qemu-system-x86");
   check_guest_fits(e);
-  const bool kvm = accel().accel == "kvm";
+  const bool kvm = accel(ctx.kernel_image).accel == "kvm";
 
   auto plan = guest_plan(e, ctx.arm);
   const Initramfs& initramfs = initramfs_for(ctx, plan);

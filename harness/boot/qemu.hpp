@@ -145,6 +145,7 @@ class QemuBackend : public Backend {
 
   BackendOptions options_;
   std::optional<AccelChoice> accel_;
+  bool accel_kernel_probed_ = false;  // decided by booting a kernel, not the firmware alone
   std::map<std::string, Initramfs> initramfs_by_plan_;  // built once per run (per plan)
 };
 

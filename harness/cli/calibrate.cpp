@@ -49,6 +49,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                       "pass a file such as configs/experiments/default.json");
+    check_json_file(o.experiment_file, "experiment");
     auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
     o.experiment = calibration_experiment(original.raw, args->points);
     auto stamp = now_utc_iso8601();
@@ -57,6 +58,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
                                                                         "-calibration-" + stamp)
                                                : fs::path(args->out))
                     .lexically_normal();
+    check_output_dir(o.out_dir, "--out");
     o.agent = context.agent;
     o.repo_dir = context.repo_dir;
     o.tool = {{"name", "ksandwich"},

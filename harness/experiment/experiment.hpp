@@ -136,7 +136,7 @@ bool is_clean_knob_path(const std::string& path);
 // states (a unit test keeps the two in step).
 namespace bounds {
 constexpr uint64_t kMaxSafeInteger = 9007199254740991ULL;  // 2^53 - 1: exact in every JSON reader
-constexpr uint32_t kMaxBlocks = 1000;
+constexpr uint32_t kMaxBlocks = 100;  // = kMaxSequentialBlocks: every block is a look
 constexpr uint32_t kMaxRounds = 100000;
 constexpr int kMaxCpu = 1023;                 // CPU_SETSIZE - 1
 constexpr uint32_t kMaxPointTimeoutS = 604800;  // a week
@@ -151,7 +151,7 @@ constexpr uint64_t kMinStorageMib = 128;
 constexpr uint32_t kMinQemuMemoryMib = 256;
 constexpr uint32_t kMaxVcpus = 256;
 constexpr double kMaxPct = 100;
-constexpr uint32_t kMinSequentialBlocks = 2, kMaxSequentialBlocks = 100;
+constexpr uint32_t kMinSequentialBlocks = 3, kMaxSequentialBlocks = 100;  // a look needs 2 df
 }  // namespace bounds
 
 }  // namespace ks::experiment

@@ -81,7 +81,15 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   // A confirm run looks after each block up to the blocks it planned (sizing may have
   // changed them from the experiment's).
   opts.min_blocks = static_cast<int>(e.min_blocks);
-  opts.max_blocks = static_cast<int>(b.plan.is_object() ? b.plan.value("blocks", e.blocks) : e.blocks);
+  auto planned = b.plan.is_object() ? b.plan.value("blocks", json()) : json();
+  opts.max_blocks = static_cast<int>(e.blocks);
+  if (planned.is_number_integer()) {
+    auto blocks = planned.get<int64_t>();
+    if (blocks < 1 || blocks > static_cast<int64_t>(experiment::bounds::kMaxSequentialBlocks))
+      throw UserError("the bundle's plan.blocks (" + std::to_string(blocks) + ") is out of range",
+                      "a run plans 1 to " + std::to_string(experiment::bounds::kMaxSequentialBlocks) + " blocks; check the bundle");
+    opts.max_blocks = static_cast<int>(blocks);
+  }
   // The calibrated spread each workload was sized with (run's sizing record) sets its MDE.
   auto sizing = b.extra.is_object() ? b.extra.value("sizing", json()) : json();
   if (sizing.is_object() && sizing.value("workloads", json()).is_array())

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "analysis/samples.hpp"
 #include "stats/summary.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -52,15 +53,11 @@ Calibration calibration_from_bundle(const experiment::Experiment& e, const evide
   c.identity = calibration_identity(b);
   c.key = calibration_key(c.identity);
   for (auto& w : e.workloads) {
+    // The point summaries a confirm run's analysis reads: medians of the undisturbed rounds.
     std::vector<double> log_medians;
-    for (auto& p : b.points) {
-      if (p.status != "ok" || p.arm != "control") continue;
-      std::vector<double> values;
-      for (auto& r : b.rows)
-        if (r.point == p.id && r.workload == w.id() && !r.warmup && r.error.empty())
-          if (auto v = r.metric(w.metric()); v && *v > 0) values.push_back(*v);
-      if (!values.empty()) log_medians.push_back(std::log(stats::median(values)));
-    }
+    for (auto& sample : analysis::measured_samples(b.points, b.rows, w.id(), w.metric()))
+      if (sample.arm == "control" && !sample.values.empty())
+        if (double median = analysis::point_median(sample); median > 0) log_medians.push_back(std::log(median));
     if (log_medians.size() < 2) continue;  // no spread from one point
     c.workloads[workload_shape_key(e, w)] = {w.metric(), static_cast<int>(log_medians.size()),
                                              stats::sample_stddev(log_medians)};

@@ -150,6 +150,18 @@ void check_same_kernels(const json& recorded, const json& now) {
   }
 }
 
+// A resumed run must run its points under the accelerator its finished points ran under.
+void check_same_accelerator(const json& recorded, const json& now) {
+  auto used = [](const json& m) {
+    auto p = json::json_pointer("/accelerator/used");
+    return m.is_object() && m.contains(p) && m[p].is_string() ? m[p].get<std::string>() : std::string();
+  };
+  if (used(recorded) != used(now))
+    throw UserError("cannot resume: the finished points ran under " + used(recorded) + ", this machine now gives " +
+                        used(now),
+                    "resume where KVM behaves as it did (or set qemu.accel), or start a new run with --out NEWDIR");
+}
+
 // Where the time went, for the report and the time-budget benchmark. A resumed run keeps
 // the build timings of the run that built the kernels.
 json timings_json(const evidence::Bundle& b, json build_timings, double analysis_seconds) {
@@ -189,7 +201,7 @@ json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle)
                                       : json();
   uint32_t blocks = e.min_blocks;
   json workloads = json::array();
-  std::vector<std::string> uncalibrated;
+  std::vector<std::string> uncalibrated, short_of_power;
   for (auto& w : e.workloads) {
     json row{{"workload", w.id()}};
     const WorkloadNoise* noise = nullptr;
@@ -202,8 +214,9 @@ json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle)
       row["blocks"] = e.max_blocks;
     } else {
       auto plan = stats::plan_blocks(noise->sd_block_log_ratio(), e.target_mde_pct, 0.05, 0.8,
-                                     static_cast<int>(e.workloads.size()), static_cast<int>(e.min_blocks),
-                                     static_cast<int>(e.max_blocks));
+                                     static_cast<int>(e.workloads.size()), std::max(3, static_cast<int>(e.min_blocks)),
+                                     std::max(3, static_cast<int>(e.max_blocks)));
+      if (!plan.reached) short_of_power.push_back(fmt::format("{} ({:.2f})", w.id(), plan.power));
       row["sd_block_log_ratio_pct"] = 100 * noise->sd_block_log_ratio();
       row["calibration_points"] = noise->points;
       row["blocks"] = plan.k_max;
@@ -217,7 +230,11 @@ json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle)
   sizing["workloads"] = workloads;
   sizing["blocks"] = e.blocks;
   sizing["reason"] =
-      uncalibrated.empty()
+      uncalibrated.empty() && !short_of_power.empty()
+          ? fmt::format("even max_blocks = {} gives less than power 0.8 at an MDE of {}% for {} by the "
+                        "calibration of {}; raise max_blocks or target_mde_pct",
+                        e.blocks, e.target_mde_pct, join(short_of_power, ", "), calibration->created_at)
+      : uncalibrated.empty()
           ? fmt::format("{} blocks reach an MDE of {}% at power 0.8 by the calibration of {}", e.blocks,
                         e.target_mde_pct, calibration->created_at)
           : fmt::format("no calibration of {} on this machine, backend and kernel: up to max_blocks = {}, "
@@ -228,8 +245,8 @@ json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle)
 
 // Whether every workload is decided: nothing left that more blocks could settle.
 bool all_decided(const evidence::Analysis& a) {
-  return !a.workloads.empty() && std::none_of(a.workloads.begin(), a.workloads.end(),
-                                              [](auto& w) { return w.verdict == "INCONCLUSIVE"; });
+  return !a.workloads.empty() && a.verdict != "INCONCLUSIVE" &&
+         std::none_of(a.workloads.begin(), a.workloads.end(), [](auto& w) { return w.verdict == "INCONCLUSIVE"; });
 }
 
 }  // namespace
@@ -293,6 +310,7 @@ int run(const RunOptions& o) {
   json build_timings = kernels.timings;
   if (o.resume) {
     check_same_kernels(bundle.builds, kernels.builds);
+    check_same_accelerator(bundle.machine, backend->machine());
     if (bundle.extra.is_object() && bundle.extra.contains("timings")) build_timings = bundle.extra["timings"]["builds"];
   } else {
     bundle = new_bundle(e, o, plan, *backend);
@@ -315,6 +333,7 @@ int run(const RunOptions& o) {
   }
   write_bundle(bundle, o.out_dir);
 
+  bool stopped_early = false;
   for (auto& planned : plan) {
     if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
@@ -364,21 +383,28 @@ int run(const RunOptions& o) {
     }
     // A confirm run looks after each whole block from min_blocks on; the group-sequential
     // boundaries in the analysis make stopping at the first decisive look honest.
+    // Only where every later point is still to run (a resumed run may have finished them).
     const bool block_done = planned.index + 1 == static_cast<int>(plan.size()) ||
                             plan[static_cast<size_t>(planned.index) + 1].block != planned.block;
     const auto blocks_done = static_cast<uint32_t>(planned.block + 1);
+    const bool rest_pending = std::all_of(bundle.points.begin() + planned.index + 1, bundle.points.end(),
+                                          [](auto& p) { return p.status == "pending"; });
     if (e.scheme == "confirm" && block_done && blocks_done >= e.min_blocks && bundle.analysis &&
-        all_decided(*bundle.analysis) && planned.index + 1 < static_cast<int>(plan.size())) {
+        all_decided(*bundle.analysis) && planned.index + 1 < static_cast<int>(plan.size()) && rest_pending) {
       bundle.extra["stopped"] = {{"blocks_run", blocks_done},
                                  {"blocks_planned", e.blocks},
+                                 {"early", true},
                                  {"reason", fmt::format("every workload was decided after {} of {} blocks",
                                                         blocks_done, e.blocks)}};
-      std::erase_if(bundle.points, [&](auto& p) { return p.block > planned.block; });
+      std::erase_if(bundle.points, [&](auto& p) { return p.block > planned.block && p.status == "pending"; });
+      stopped_early = true;
       say("stopping: " + bundle.extra["stopped"]["reason"].get<std::string>());
       break;
     }
   }
-  if (e.scheme == "confirm" && !bundle.extra.contains("stopped")) {
+  const bool stopped_before = bundle.extra.is_object() && bundle.extra.contains("stopped") &&
+                              bundle.extra["stopped"].value("early", false);
+  if (e.scheme == "confirm" && !stopped_early && !stopped_before) {
     int blocks_run = 0;
     for (auto& p : bundle.points) blocks_run = std::max(blocks_run, p.status == "pending" ? 0 : p.block + 1);
     bundle.extra["stopped"] = {

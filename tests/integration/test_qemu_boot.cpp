@@ -17,6 +17,7 @@
 
 #include "boot/qemu.hpp"
 #include "proc/runner.hpp"
+#include "source/source.hpp"
 #include "support/paths.hpp"
 #include "support/skip.hpp"
 #include "util/error.hpp"
@@ -89,6 +90,8 @@ BackendOptions backend_options() {
   BackendOptions o;
   o.agent = ks::test::agent_binary();
   o.fio_jobs_dir = ks::test::source_dir() / "workloads/fio";
+  // The KVM probe's answer is remembered there: a KVM that hangs guests costs its 30 s once.
+  o.cache_dir = ks::source::default_cache_root() / "integration";
   return o;
 }
 

@@ -201,12 +201,12 @@ TEST_CASE("the confirm planning fields: defaults, bounds, and a screen accepts t
   j["scheme"] = "confirm";
   j["qemu"] = {{"accel", "tcg"}};
   j["target_mde_pct"] = 2.5;
-  j["min_blocks"] = 2;
+  j["min_blocks"] = 3;
   j["max_blocks"] = 100;
   e = parse(j);
   CHECK(e.qemu.accel == "tcg");
   CHECK(e.target_mde_pct == 2.5);
-  CHECK(e.min_blocks == 2);
+  CHECK(e.min_blocks == 3);
   CHECK(e.max_blocks == 100);
   j["scheme"] = "screen";
   CHECK_NOTHROW(parse(j));  // ignored by a screen

@@ -62,7 +62,7 @@ json base_for(const std::string& pointer) {
     j["workloads"][0]["name"] = workload_of.at(key);
     if (key == "block_kib") j["workloads"][0]["size_mib"] = 1024;  // a whole number of blocks at either edge
   }
-  if (pointer == "/max_blocks") j["min_blocks"] = 2;
+  if (pointer == "/max_blocks") j["min_blocks"] = 3;
   if (pointer == "/min_blocks") j["max_blocks"] = 100;
   return j;
 }
