@@ -76,7 +76,7 @@ TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered
 }
 
 TEST_CASE("without any KVM device the choice is TCG, and kvm asked for is exit 2") {
-  ScopedEnv env({{"KSANDWICH_KVM_DEVICE", "/nonexistent/kvm"}});
+  ScopedEnv env(std::vector<std::pair<std::string, std::string>>{{"KSANDWICH_KVM_DEVICE", "/nonexistent/kvm"}});
   auto c = ks::boot::choose_accel("auto", "");
   CHECK(c.accel == "tcg");
   CHECK_THAT(c.reason, Catch::Contains("no usable /nonexistent/kvm"));
