@@ -59,12 +59,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
                                                : fs::path(args->out))
                     .lexically_normal();
     check_output_dir(o.out_dir, "--out");
-    o.agent = context.agent;
-    o.repo_dir = context.repo_dir;
-    o.tool = {{"name", "ksandwich"},
-              {"version", KSANDWICH_VERSION},
-              {"git_revision", KSANDWICH_GIT_REVISION},
-              {"command_line", context.command_line}};
+    set_tool(o, context);
     pipeline::run(o);
 
     auto bundle = pipeline::load_bundle(o.out_dir / "bundle.json");

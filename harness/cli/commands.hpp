@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/run.hpp"
+
 namespace ks::cli {
 
 // What every subcommand may need to know about where it runs from.
@@ -14,6 +16,9 @@ struct Context {
   std::filesystem::path agent;            // ksandwich-agent
   int exit_code = 0;                      // set by the subcommand that ran
 };
+
+// What every run records about the tool, and where it finds the agent and its data.
+void set_tool(pipeline::RunOptions& options, const Context& context);
 
 void set_run_command(CLI::App& app, Context& context);
 void set_doctor_command(CLI::App& app, Context& context);

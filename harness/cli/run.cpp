@@ -7,6 +7,15 @@
 
 namespace ks::cli {
 
+void set_tool(pipeline::RunOptions& o, const Context& context) {
+  o.agent = context.agent;
+  o.repo_dir = context.repo_dir;
+  o.tool = {{"name", "ksandwich"},
+            {"version", KSANDWICH_VERSION},
+            {"git_revision", KSANDWICH_GIT_REVISION},
+            {"command_line", context.command_line}};
+}
+
 void set_run_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("run", "run a whole experiment; writes DIR/bundle.json, "
                                         "DIR/report.txt|md|html and logs (resumable)");
@@ -55,12 +64,7 @@ void set_run_command(CLI::App& app, Context& context) {
     }
     o.dry_run = args->dry_run;
     o.tested_by = args->tested_by;
-    o.agent = context.agent;
-    o.repo_dir = context.repo_dir;
-    o.tool = {{"name", "ksandwich"},
-              {"version", KSANDWICH_VERSION},
-              {"git_revision", KSANDWICH_GIT_REVISION},
-              {"command_line", context.command_line}};
+    set_tool(o, context);
     context.exit_code = pipeline::run(o);
   });
 }
