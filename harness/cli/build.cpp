@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "build/audit.hpp"
-#include "build/kbuild.hpp"
-#include "build/progress.hpp"
+#include "kernel/audit.hpp"
+#include "kernel/kbuild.hpp"
+#include "kernel/progress.hpp"
 #include "experiment/experiment.hpp"
 #include "source/source.hpp"
 #include "util/error.hpp"
@@ -53,7 +53,7 @@ std::string short_sha(const json& j, const char* key) {
   return s.empty() ? "-" : "sha256:" + s.substr(0, 16);
 }
 
-void print_identity(const json& id, const ks::build::BuiltKernel* built) {
+void print_identity(const json& id, const ks::kernel::BuiltKernel* built) {
   auto& src = id["source"];
   auto& cfg = id["config"];
   auto& tc = id["toolchain"];
@@ -95,19 +95,19 @@ void print_identity(const json& id, const ks::build::BuiltKernel* built) {
     return;
   }
   std::string how = b.value("mode", "") + " build " +
-                    ks::build::Progress::format_duration(b.value("seconds", 0.0)) + ", " +
+                    ks::kernel::Progress::format_duration(b.value("seconds", 0.0)) + ", " +
                     std::to_string(b.value("compiled", 0)) + " files compiled";
   if (!b.value("reused_from", std::string{}).empty())
     how += ", objects reused from " + fs::path(b.value("reused_from", "")).filename().string();
   row("build", how);
   if (built)
     row("this call", built->cache_hit
-                         ? "cache hit, " + ks::build::Progress::format_duration(built->seconds)
-                         : "built, " + ks::build::Progress::format_duration(built->seconds));
+                         ? "cache hit, " + ks::kernel::Progress::format_duration(built->seconds)
+                         : "built, " + ks::kernel::Progress::format_duration(built->seconds));
 }
 
 void print_audit(const json& control, const json& patched) {
-  auto lines = ks::build::audit_lines(control, patched);
+  auto lines = ks::kernel::audit_lines(control, patched);
   fmt::print("\nmatched-build audit\n");
   fmt::print("  {:<34} {:<6} {:<40} {}\n", "field", "status", "control", "patched");
   auto cut = [](std::string s) { return s.size() > 40 ? s.substr(0, 37) + "..." : s; };
@@ -156,7 +156,7 @@ void set_build_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print the identity as JSON");
 
   cmd->callback([args] {
-    ks::build::BuildRequest base;
+    ks::kernel::BuildRequest base;
     base.repo_dir = repo_dir();
     base.config.fragments = {"btrfs-bench.config"};
     std::map<std::string, std::vector<std::string>> arm_patches;
@@ -170,7 +170,7 @@ void set_build_command(CLI::App& app) {
       base.source = e.source;
       base.config = e.config;
       for (auto& [name, arm] : e.arms) {
-        arm_patches[name] = ks::build::request_for_arm(e, name, base.repo_dir, file.parent_path()).patches;
+        arm_patches[name] = ks::kernel::request_for_arm(e, name, base.repo_dir, file.parent_path()).patches;
         if (name != "control") arm_order.push_back(name);
       }
       if (e.arms.count("control")) arm_order.insert(arm_order.begin(), "control");
@@ -205,17 +205,17 @@ void set_build_command(CLI::App& app) {
       throw ks::UserError("the experiment has no arm `" + args->arm + "`",
                           "arms: " + ks::join(arm_order, ", ") + " (or --arm all)");
 
-    ks::build::Progress progress(stderr);
+    ks::kernel::Progress progress(stderr);
     std::map<std::string, json> identities;
-    std::vector<ks::build::BuiltKernel> built;
+    std::vector<ks::kernel::BuiltKernel> built;
     for (auto& arm : arms) {
       auto request = base;
       request.arm = arm;
       request.patches = args->patches.empty() ? arm_patches[arm] : args->patches;
       if (args->preflight) {
-        identities[arm] = ks::build::preflight(request, progress);
+        identities[arm] = ks::kernel::preflight(request, progress);
       } else {
-        built.push_back(ks::build::build_arm(request, progress));
+        built.push_back(ks::kernel::build_arm(request, progress));
         identities[arm] = built.back().identity;
       }
     }
@@ -227,7 +227,7 @@ void set_build_command(CLI::App& app) {
         json out = json::object();
         for (auto& [arm, id] : identities) out[arm] = id;
         if (identities.count("control") && identities.count("patched"))
-          out = ks::build::builds_json(identities["control"], identities["patched"]);
+          out = ks::kernel::builds_json(identities["control"], identities["patched"]);
         fmt::print("{}\n", out.dump(2));
       }
       return;

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "analysis/gate_kind.hpp"
-#include "build/audit.hpp"
-#include "build/progress.hpp"
+#include "kernel/audit.hpp"
+#include "kernel/progress.hpp"
 #include "util/files.hpp"
 
 namespace ks::pipeline {
@@ -23,7 +23,7 @@ std::vector<std::string> build_order(const experiment::Experiment& e) {
 // An arm's time in this run: its own build when this run built it (the control is built
 // inside the first patched arm's call, so "built now" is read from the build's start),
 // else the cache lookup.
-void record(RunKernels& k, const std::string& arm, build::BuiltKernel built,
+void record(RunKernels& k, const std::string& arm, kernel::BuiltKernel built,
             const std::string& run_started_at) {
   const auto& b = built.identity["build"];
   bool built_now = b.value("started_at", std::string()) >= run_started_at;
@@ -36,7 +36,7 @@ void record(RunKernels& k, const std::string& arm, build::BuiltKernel built,
 
 void add_audit(RunKernels& k) {
   if (k.by_arm.count("control") && k.by_arm.count("patched"))
-    k.builds = build::builds_json(k.by_arm.at("control").identity, k.by_arm.at("patched").identity);
+    k.builds = kernel::builds_json(k.by_arm.at("control").identity, k.by_arm.at("patched").identity);
 }
 
 }  // namespace
@@ -44,23 +44,23 @@ void add_audit(RunKernels& k) {
 void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir) {
   for (auto& [arm, spec] : e.arms) {
-    auto request = build::request_for_arm(e, arm, repo_dir, experiment_dir);
-    for (auto& fragment : request.config.fragments) build::resolve_fragment(fragment, repo_dir);
-    for (auto& patch : request.patches) build::resolve_patch(patch, repo_dir);
+    auto request = kernel::request_for_arm(e, arm, repo_dir, experiment_dir);
+    for (auto& fragment : request.config.fragments) kernel::resolve_fragment(fragment, repo_dir);
+    for (auto& patch : request.patches) kernel::resolve_patch(patch, repo_dir);
   }
 }
 
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir) {
   RunKernels k;
-  build::Progress progress(stderr);
+  kernel::Progress progress(stderr);
   const auto started_at = now_utc_iso8601();
   // The patched arms first: build_arm checks their patches apply before it builds the
   // control they start from, so a bad patch fails in seconds, not after a full build.
   auto arms = build_order(e);
   std::rotate(arms.begin(), arms.begin() + 1, arms.end());
   for (auto& arm : arms) {
-    record(k, arm, build::build_arm(build::request_for_arm(e, arm, repo_dir, experiment_dir), progress),
+    record(k, arm, kernel::build_arm(kernel::request_for_arm(e, arm, repo_dir, experiment_dir), progress),
            started_at);
   }
   add_audit(k);

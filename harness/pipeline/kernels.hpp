@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "build/kbuild.hpp"
+#include "kernel/kbuild.hpp"
 #include "evidence/bundle.hpp"
 #include "experiment/experiment.hpp"
 
@@ -16,7 +16,7 @@ namespace ks::pipeline {
 namespace fs = std::filesystem;
 
 struct RunKernels {
-  std::map<std::string, build::BuiltKernel> by_arm;
+  std::map<std::string, kernel::BuiltKernel> by_arm;
   nlohmann::json builds = nlohmann::json::object();  // bundle.builds: {control, patched, audit[], matched}
   // per arm: {seconds (its own build, or the cache lookup), cache_hit, mode, build_seconds}
   nlohmann::json timings = nlohmann::json::object();

@@ -13,9 +13,9 @@
 #include <functional>
 #include <set>
 
-#include "build/audit.hpp"
-#include "build/kbuild.hpp"
-#include "build/patches.hpp"
+#include "kernel/audit.hpp"
+#include "kernel/kbuild.hpp"
+#include "kernel/patches.hpp"
 #include "evidence/bundle.hpp"
 #include "proc/runner.hpp"
 #include "report/report.hpp"
@@ -53,8 +53,8 @@ fs::path test_cache() {
   return ks::source::default_cache_root() / "integration";
 }
 
-ks::build::BuildRequest request(const std::string& arm, std::vector<std::string> patches = {}) {
-  ks::build::BuildRequest r;
+ks::kernel::BuildRequest request(const std::string& arm, std::vector<std::string> patches = {}) {
+  ks::kernel::BuildRequest r;
   r.arm = arm;
   r.patches = std::move(patches);
   r.config.fragments = {"btrfs-bench.config"};
@@ -108,7 +108,7 @@ struct Scratch {
 // made from two shipped patches, each with its own Message-ID.
 std::string series_mbox() {
   auto mail = [](const std::string& file, const std::string& n, const std::string& id) {
-    auto set = ks::build::parse_patch_file(ks::read_file(patch_file(file)), file);
+    auto set = ks::kernel::parse_patch_file(ks::read_file(patch_file(file)), file);
     auto& p = set.patches.at(0);
     auto title = p.subject.substr(std::string("[PATCH] ").size());
     return "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
@@ -200,7 +200,7 @@ TEST_CASE("the shipped kernel patches apply cleanly to the default source", "[bu
   int checked = 0;
   for (auto& e : fs::directory_iterator(ks::test::source_dir() / "kernel-patches")) {
     if (e.path().extension() != ".patch") continue;
-    auto set = ks::build::parse_patch_file(ks::read_file(e.path()), e.path().filename().string());
+    auto set = ks::kernel::parse_patch_file(ks::read_file(e.path()), e.path().filename().string());
     REQUIRE(set.patches.size() == 1);
     INFO(e.path().filename().string());
     Scratch s;
@@ -225,12 +225,12 @@ TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the c
   ks::source::prepare({}, cache);  // the source itself is fine (and unpacked once)
   auto builds_before = entries(cache / "build");
   auto sources_before = entries(cache / "source");
-  auto quick = ks::build::Progress::silent();
+  auto quick = ks::kernel::Progress::silent();
 
   // A missing source.
   auto r = request("control");
   r.source = {"tarball", (s.path / "linux-absent.tar.xz").string(), ""};
-  auto missing_source = user_error_of([&] { ks::build::build_arm(r, quick); });
+  auto missing_source = user_error_of([&] { ks::kernel::build_arm(r, quick); });
   CHECK(contains(missing_source, "kernel source not found"));
   CHECK(contains(missing_source, "linux-absent.tar.xz"));
 
@@ -238,7 +238,7 @@ TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the c
   ks::write_file(s.path / "broken.config", "CONFIG_TMPFS=y\n# CONFIG_SHMEM is not set\n");
   r = request("control");
   r.config.fragments = {"btrfs-bench.config", (s.path / "broken.config").string()};
-  auto unsatisfiable = user_error_of([&] { ks::build::build_arm(r, quick); });
+  auto unsatisfiable = user_error_of([&] { ks::kernel::build_arm(r, quick); });
   INFO(unsatisfiable);
   CHECK(contains(unsatisfiable, "CONFIG_TMPFS=y (broken.config:1) came out n"));
   CHECK(contains(unsatisfiable, "depends on SHMEM (fs/Kconfig:"));
@@ -252,14 +252,14 @@ TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the c
   stale.replace(at, 5, "\tBDEV");
   ks::write_file(s.path / "stale.patch", stale);
   r = request("patched", {(s.path / "stale.patch").string()});
-  auto stale_error = user_error_of([&] { ks::build::build_arm(r, quick); });
+  auto stale_error = user_error_of([&] { ks::kernel::build_arm(r, quick); });
   INFO(stale_error);
   CHECK(contains(stale_error, "stale.patch does not apply to 6.1.192"));
   CHECK(contains(stale_error, "hunk #1 of fs/btrfs/super.c does not apply"));
 
   // A patch file that does not exist.
   r = request("patched", {(s.path / "absent.patch").string()});
-  auto absent = user_error_of([&] { ks::build::build_arm(r, quick); });
+  auto absent = user_error_of([&] { ks::kernel::build_arm(r, quick); });
   CHECK(contains(absent, "patch file not found"));
   CHECK(contains(absent, "absent.patch"));
 
@@ -291,9 +291,9 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   require_toolchain();
   auto cache = test_cache();
   fs::remove_all(cache / "build");  // a real full build every run (ccache may speed it up)
-  ks::build::Progress progress(stderr);
+  ks::kernel::Progress progress(stderr);
 
-  auto control = ks::build::build_arm(request("control"), progress);
+  auto control = ks::kernel::build_arm(request("control"), progress);
   CHECK(!control.cache_hit);
   CHECK(control.kernel_release == "6.1.192-ks-control");
   CHECK(fs::file_size(control.bzimage) > 1'000'000);
@@ -306,13 +306,13 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   CHECK(full_compiled > 500);
 
   // Nothing changed: the cache answers in seconds, with the same kernel.
-  auto again = ks::build::build_arm(request("control"), progress);
+  auto again = ks::kernel::build_arm(request("control"), progress);
   CHECK(again.cache_hit);
   CHECK(again.seconds < 30);
   CHECK(again.identity == control.identity);
 
   // The patched arm starts from the control's objects and rebuilds what the patch touches.
-  auto patched = ks::build::build_arm(
+  auto patched = ks::kernel::build_arm(
       request("patched", {"btrfs-drop-sb-nosec.patch"}), progress);
   auto& pb = patched.identity["build"];
   CHECK(!patched.cache_hit);
@@ -324,9 +324,9 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   CHECK(pb["compiled"].get<size_t>() < full_compiled / 20);
   double patched_seconds = pb["seconds"].get<double>();
   CHECK(patched_seconds < full_seconds);
-  WARN("full control build " << ks::build::Progress::format_duration(full_seconds) << " ("
+  WARN("full control build " << ks::kernel::Progress::format_duration(full_seconds) << " ("
        << full_compiled << " files), cache hit " << again.seconds << " s, patched incremental "
-       << ks::build::Progress::format_duration(patched_seconds) << " (" << pb["compiled"]
+       << ks::kernel::Progress::format_duration(patched_seconds) << " (" << pb["compiled"]
        << " files: " << ks::join(compiled, " ") << ")");
 
   // The patch reached the patched tree only: the cached source and the control are intact.
@@ -337,7 +337,7 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   CHECK(!contains(ks::read_file(patched.build_dir / "linux/fs/btrfs/super.c"), nosec));
 
   // Audit: PASS everywhere; only the patch identity, release and bzImage differ.
-  auto lines = ks::build::audit_lines(control.identity, patched.identity);
+  auto lines = ks::kernel::audit_lines(control.identity, patched.identity);
   for (auto& l : lines) {
     INFO(l.row.field << ": " << l.row.control << " | " << l.row.patched);
     CHECK(l.row.status == "PASS");
@@ -353,25 +353,25 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   ks::write_file(s.path / "extra.config", "CONFIG_BTRFS_FS_POSIX_ACL=y\n");
   auto other_config = request("patched", {"btrfs-drop-sb-nosec.patch"});
   other_config.config.fragments.push_back((s.path / "extra.config").string());
-  auto config_audit = ks::build::audit_lines(
-      control.identity, ks::build::preflight(other_config, progress));
+  auto config_audit = ks::kernel::audit_lines(
+      control.identity, ks::kernel::preflight(other_config, progress));
   for (auto& l : config_audit)
     CHECK(l.row.status == (l.row.field == "config SHA-256 (normalized)" ? "FAIL" : "PASS"));
 
   auto other_flags = request("patched", {"btrfs-drop-sb-nosec.patch"});
   other_flags.make_variables = {"KCFLAGS=-fno-inline-functions-called-once"};
-  auto flags_audit = ks::build::audit_lines(
-      control.identity, ks::build::preflight(other_flags, progress));
+  auto flags_audit = ks::kernel::audit_lines(
+      control.identity, ks::kernel::preflight(other_flags, progress));
   for (auto& l : flags_audit)
     CHECK(l.row.status == (l.row.field == "compiler flags (make variables)" ? "FAIL" : "PASS"));
 
   // The other shipped patches build too (incrementally, from the same control).
   for (auto [arm, file] : {std::pair{"csum", "btrfs-sync-data-csum.patch"},
                            std::pair{"noop", "btrfs-noop-comment.patch"}}) {
-    auto k = ks::build::build_arm(request(arm, {file}), progress);
+    auto k = ks::kernel::build_arm(request(arm, {file}), progress);
     CHECK(k.kernel_release == std::string("6.1.192-ks-") + arm);
     CHECK(k.identity["build"]["mode"] == "incremental");
-    CHECK(ks::build::all_pass(ks::build::audit_lines(control.identity, k.identity)));
+    CHECK(ks::kernel::all_pass(ks::kernel::audit_lines(control.identity, k.identity)));
   }
 }
 
@@ -382,10 +382,10 @@ TEST_CASE("an mbox series as the patched arm: subjects and Message-IDs reach bun
   Scratch s;
   auto mbox = s.path / "series.mbox";
   ks::write_file(mbox, series_mbox());
-  ks::build::Progress progress(stderr);
+  ks::kernel::Progress progress(stderr);
 
-  auto control = ks::build::build_arm(request("control"), progress);
-  auto patched = ks::build::build_arm(request("patched", {mbox.string()}), progress);
+  auto control = ks::kernel::build_arm(request("control"), progress);
+  auto patched = ks::kernel::build_arm(request("patched", {mbox.string()}), progress);
   auto& patches = patched.identity["patches"];
   REQUIRE(patches.size() == 2);
   // Applied in series order although the mailbox holds 2/2 before 1/2.
@@ -403,7 +403,7 @@ TEST_CASE("an mbox series as the patched arm: subjects and Message-IDs reach bun
   bundle.experiment_name = "mbox-series";
   bundle.backend = "qemu";
   bundle.verdict = "NO_CHANGE";
-  bundle.builds = ks::build::builds_json(control.identity, patched.identity);
+  bundle.builds = ks::kernel::builds_json(control.identity, patched.identity);
   CHECK(bundle.builds["matched"] == true);
   auto text = ks::evidence::to_json(bundle).dump();
   for (auto part : {"[PATCH 1/2] btrfs: drop SB_NOSEC from the superblock flags",

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace ks::build {
+namespace ks::kernel {
 
 class Progress {
  public:
@@ -33,4 +33,4 @@ class Progress {
   mutable bool line_open_ = false;
 };
 
-}  // namespace ks::build
+}  // namespace ks::kernel

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::build {
+namespace ks::kernel {
 
 // One assignment as written: CONFIG_FOO=y, CONFIG_BAR="text", or "# CONFIG_BAZ is not set"
 // (value "n"). `symbol` has no CONFIG_ prefix.
@@ -54,4 +54,4 @@ std::vector<ConfigMismatch> verify_config(const std::vector<ConfigLine>& request
 // "CONFIG_FOO=y" / "# CONFIG_FOO is not set"
 std::string format_assignment(const std::string& symbol, const std::string& value);
 
-}  // namespace ks::build
+}  // namespace ks::kernel

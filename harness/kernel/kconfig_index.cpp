@@ -1,4 +1,4 @@
-#include "build/kconfig_index.hpp"
+#include "kernel/kconfig_index.hpp"
 
 #include <cctype>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 
 #include "util/files.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 namespace {
 
 // ---------------------------------------------------------------- scanning Kconfig files
@@ -445,4 +445,4 @@ std::string explain(const KconfigIndex& index, const ConfigValues& config,
   return "Kconfig set it to " + actual + "; see its definition at " + defs.front().where;
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "build/kconfig.hpp"
+#include "kernel/kconfig.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 
 struct KconfigDependency {
   std::string expr;   // "SHMEM", "PCI && BLOCK", "$(cc-option,-mfoo)"
@@ -56,4 +56,4 @@ std::string explain(const KconfigIndex& index, const ConfigValues& config,
                     const std::string& symbol, const std::string& requested,
                     const std::string& actual);
 
-}  // namespace ks::build
+}  // namespace ks::kernel

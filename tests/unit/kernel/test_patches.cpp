@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 
-#include "build/patches.hpp"
+#include "kernel/patches.hpp"
 #include "support/paths.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
 
-using namespace ks::build;
+using namespace ks::kernel;
 
 namespace {
 

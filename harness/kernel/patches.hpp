@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::build {
+namespace ks::kernel {
 
 struct Patch {
   std::string file;         // the patch file as named by the user
@@ -56,4 +56,4 @@ std::string describe_patch_failure(std::string_view patch_output);
 nlohmann::json to_json(const Patch& p);
 nlohmann::json to_json(const CoverLetter& c);
 
-}  // namespace ks::build
+}  // namespace ks::kernel

@@ -1,4 +1,4 @@
-#include "build/kbuild.hpp"
+#include "kernel/kbuild.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,17 +12,17 @@
 #include <set>
 #include <thread>
 
-#include "build/kconfig.hpp"
-#include "build/kconfig_index.hpp"
-#include "build/patches.hpp"
-#include "build/toolchain.hpp"
+#include "kernel/kconfig.hpp"
+#include "kernel/kconfig_index.hpp"
+#include "kernel/patches.hpp"
+#include "kernel/toolchain.hpp"
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 namespace {
 
 using nlohmann::json;
@@ -669,4 +669,4 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   return k;
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

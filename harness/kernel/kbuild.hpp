@@ -36,10 +36,10 @@
 #include <string>
 #include <vector>
 
-#include "build/progress.hpp"
+#include "kernel/progress.hpp"
 #include "experiment/experiment.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 
 namespace fs = std::filesystem;
 
@@ -100,4 +100,4 @@ BuildRequest request_for_arm(const experiment::Experiment& e, const std::string&
 fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir);
 fs::path resolve_patch(const std::string& name, const fs::path& repo_dir);
 
-}  // namespace ks::build
+}  // namespace ks::kernel

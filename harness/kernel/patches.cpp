@@ -1,4 +1,4 @@
-#include "build/patches.hpp"
+#include "kernel/patches.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include "util/files.hpp"
 #include "util/hash.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 namespace {
 
 std::string lower(std::string s) {
@@ -431,4 +431,4 @@ nlohmann::json to_json(const CoverLetter& c) {
           {"message_id", c.message_id}};
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

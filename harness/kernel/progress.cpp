@@ -1,8 +1,8 @@
-#include "build/progress.hpp"
+#include "kernel/progress.hpp"
 
 #include <unistd.h>
 
-namespace ks::build {
+namespace ks::kernel {
 
 using Clock = std::chrono::steady_clock;
 
@@ -55,4 +55,4 @@ void Progress::note(const std::string& message) const {
   std::fflush(out_);
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

@@ -1,4 +1,4 @@
-#include "build/kconfig.hpp"
+#include "kernel/kconfig.hpp"
 
 #include <optional>
 #include <set>
@@ -6,7 +6,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 namespace {
 
 constexpr std::string_view kPrefix = "CONFIG_";
@@ -133,4 +133,4 @@ std::vector<ConfigMismatch> verify_config(const std::vector<ConfigLine>& request
   return out;
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

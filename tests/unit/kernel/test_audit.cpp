@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "build/audit.hpp"
+#include "kernel/audit.hpp"
 
 using nlohmann::json;
-using namespace ks::build;
+using namespace ks::kernel;
 
 namespace {
 

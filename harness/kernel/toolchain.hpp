@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-namespace ks::build {
+namespace ks::kernel {
 
 struct Toolchain {
   std::string cc = "gcc";   // the compiler command (CC= from the make variables, else gcc)
@@ -17,4 +17,4 @@ struct Toolchain {
 // Throws UserError when the compiler, linker or make is missing.
 Toolchain detect_toolchain(const std::vector<std::string>& make_variables, bool use_ccache);
 
-}  // namespace ks::build
+}  // namespace ks::kernel

@@ -9,7 +9,7 @@
 
 #include "evidence/bundle.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 
 struct AuditLine {
   evidence::AuditRow row;  // field, status PASS|FAIL, control, patched
@@ -33,4 +33,4 @@ bool all_pass(const std::vector<AuditLine>& lines);
 // "patches: none" / "btrfs-drop-sb-nosec.patch 1a2b3c4d5e6f [PATCH] btrfs: ..." per patch.
 std::string describe_patches(const nlohmann::json& identity);
 
-}  // namespace ks::build
+}  // namespace ks::kernel

@@ -1,4 +1,4 @@
-#include "build/toolchain.hpp"
+#include "kernel/toolchain.hpp"
 
 #include <chrono>
 
@@ -6,7 +6,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 namespace {
 
 using proc::command;
@@ -36,4 +36,4 @@ Toolchain detect_toolchain(const std::vector<std::string>& make_variables, bool 
   return t;
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

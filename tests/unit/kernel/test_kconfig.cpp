@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "build/kconfig.hpp"
+#include "kernel/kconfig.hpp"
 #include "util/error.hpp"
 
-using namespace ks::build;
+using namespace ks::kernel;
 
 TEST_CASE("parse_fragment reads assignments and not-set lines with their origin", "[build][kconfig]") {
   auto lines = parse_fragment(

@@ -1,8 +1,8 @@
-#include "build/audit.hpp"
+#include "kernel/audit.hpp"
 
 #include "util/files.hpp"
 
-namespace ks::build {
+namespace ks::kernel {
 namespace {
 
 using nlohmann::json;
@@ -136,4 +136,4 @@ bool all_pass(const std::vector<AuditLine>& lines) {
   return true;
 }
 
-}  // namespace ks::build
+}  // namespace ks::kernel

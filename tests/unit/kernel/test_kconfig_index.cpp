@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "build/kconfig_index.hpp"
+#include "kernel/kconfig_index.hpp"
 
-using namespace ks::build;
+using namespace ks::kernel;
 
 namespace {
 
