@@ -41,9 +41,37 @@ json plan_json(const experiment::Experiment& e, const std::vector<experiment::Pl
           {"cpu", e.cpu},        {"workloads", workloads}};
 }
 
+// The 1-minute load average the host had when a point started (/proc/loadavg's first field).
+std::optional<double> host_load(const evidence::Point& p) {
+  if (!p.environment.is_object() || !p.environment.contains("loadavg") || !p.environment["loadavg"].is_string())
+    return std::nullopt;
+  try {
+    return std::stod(p.environment["loadavg"].get<std::string>());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // Environment differences between points are warnings, not gates: the report shows them.
-json environment_warnings(const std::vector<evidence::Point>& points) {
+json environment_warnings(const std::vector<evidence::Point>& points, const json& machine) {
   json warnings = json::array();
+  // Other work on the machine takes its CPUs, caches and memory bandwidth from the guest in
+  // ways the canary cannot see (seen: an A/A run under a load of 16-19 on 2 cores put clone
+  // point medians anywhere from 52k to 125k ns/op with every canary normal).
+  const double cores = machine.is_object() && machine.value("cores", json()).is_number()
+                           ? machine["cores"].get<double>() : 0;
+  std::vector<std::string> busy;
+  double busiest = 0;
+  for (auto& p : points)
+    if (auto load = host_load(p); load && p.status == "ok" && cores > 0 && *load > cores) {
+      busy.push_back(std::to_string(p.id));
+      busiest = std::max(busiest, *load);
+    }
+  if (!busy.empty())
+    warnings.push_back(fmt::format("the machine was busy: {} of {} points started with a 1-minute load average "
+                                   "above its {} cores (up to {:.1f}; points {}); other work shares what is measured, "
+                                   "so expect far more noise than this machine's own",
+                                   busy.size(), points.size(), cores, busiest, join(busy, ", ")));
   const evidence::Point* first = nullptr;
   for (auto& p : points) {
     if (p.status != "ok") continue;
@@ -65,7 +93,7 @@ json environment_warnings(const std::vector<evidence::Point>& points) {
 void analyze_into(evidence::Bundle& bundle, const experiment::Experiment& e) {
   bundle.analysis = analyze_bundle(e, bundle);
   bundle.verdict = bundle.analysis->verdict;
-  bundle.extra["warnings"] = environment_warnings(bundle.points);
+  bundle.extra["warnings"] = environment_warnings(bundle.points, bundle.machine);
 }
 
 void write_bundle(evidence::Bundle& bundle, const fs::path& dir) {
@@ -80,6 +108,14 @@ void write_reports(const evidence::Bundle& bundle, const fs::path& dir, const st
   write_file_atomic(dir / "report.html", report::html(bundle, ro));
 }
 
+evidence::Point pending_point(const experiment::PlannedPoint& p) {
+  evidence::Point point;
+  point.id = p.index;
+  point.block = p.block;
+  point.arm = p.arm;
+  return point;
+}
+
 evidence::Bundle new_bundle(const experiment::Experiment& e, const RunOptions& o,
                             const std::vector<experiment::PlannedPoint>& plan, boot::Backend& backend) {
   evidence::Bundle b;
@@ -91,13 +127,7 @@ evidence::Bundle new_bundle(const experiment::Experiment& e, const RunOptions& o
   b.machine = backend.machine();
   b.plan = plan_json(e, plan);
   b.builds = json::object();
-  for (auto& p : plan) {
-    evidence::Point point;
-    point.id = p.index;
-    point.block = p.block;
-    point.arm = p.arm;
-    b.points.push_back(point);
-  }
+  for (auto& p : plan) b.points.push_back(pending_point(p));
   b.verdict = "INCONCLUSIVE";
   return b;
 }
@@ -328,7 +358,7 @@ int run(const RunOptions& o) {
     if (!o.resume) {
       bundle.plan = plan_json(e, plan);
       bundle.points.clear();
-      for (auto& p : plan) bundle.points.push_back({.id = p.index, .block = p.block, .arm = p.arm});
+      for (auto& p : plan) bundle.points.push_back(pending_point(p));
     }
   }
   write_bundle(bundle, o.out_dir);

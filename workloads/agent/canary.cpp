@@ -14,7 +14,7 @@ uint64_t now_ns() {
 }  // namespace
 
 uint64_t time_canary() {
-  constexpr int kSteps = 200'000;
+  constexpr int kSteps = 8'000'000;
   volatile uint64_t sink = 0;  // keeps the loop from being folded away
   uint64_t x = 0x9E3779B97F4A7C15ull;
   auto start = now_ns();

@@ -2,34 +2,18 @@
 #include <filesystem>
 
 #include "experiment/experiment.hpp"
+#include "support/experiments.hpp"
 #include "support/paths.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
 using ks::experiment::parse;
+using ks::test::minimal_experiment;
+using ks::test::parse_error_of;
 using nlohmann::json;
 
-namespace {
-
-json minimal() {
-  return json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
-                         "workloads": [{"name": "clone"}]})");
-}
-
-// The message of the UserError that parsing J throws.
-std::string error_of(const json& j) {
-  try {
-    parse(j);
-  } catch (const ks::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
-
 TEST_CASE("a minimal experiment gets the documented defaults") {
-  auto e = parse(minimal());
+  auto e = parse(minimal_experiment());
   CHECK(e.backend == "host");
   CHECK(e.scheme == "screen");
   CHECK(e.order == std::vector<std::string>{"control", "patched", "control"});
@@ -42,7 +26,7 @@ TEST_CASE("a minimal experiment gets the documented defaults") {
 }
 
 TEST_CASE("metric and direction follow the workload") {
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["workloads"] = json::parse(R"([{"name": "dio-randwrite"}, {"name": "buffered-write"},
                                    {"name": "fio", "job": "dio-randwrite.fio"}, {"name": "dedupe"}])");
   auto e = parse(j);
@@ -54,53 +38,53 @@ TEST_CASE("metric and direction follow the workload") {
 }
 
 TEST_CASE("bad experiments are refused with the field and the problem") {
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["workloads"][0]["name"] = "clonez";
-  CHECK_THAT(error_of(j), Catch::Contains("/workloads/0/name") && Catch::Contains("not one of"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/name") && Catch::Contains("not one of"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["workloads"][0]["ops"] = 0;
-  CHECK_THAT(error_of(j), Catch::Contains("/workloads/0/ops") && Catch::Contains("an integer from 1 to"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/ops") && Catch::Contains("an integer from 1 to"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["workloads"] = json::array();
-  CHECK_THAT(error_of(j), Catch::Contains("/workloads"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["roundz"] = 3;
-  CHECK_THAT(error_of(j), Catch::Contains("/roundz") && Catch::Contains("unknown key"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/roundz") && Catch::Contains("unknown key"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["arms"].erase("patched");
-  CHECK_THAT(error_of(j), Catch::Contains("patched"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("patched"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["order"] = {"patched", "control", "patched"};
-  CHECK_THAT(error_of(j), Catch::Contains("sandwich"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("sandwich"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["arms"]["patched"]["patches"] = {"kernel-patches/x.patch"};
-  CHECK_THAT(error_of(j), Catch::Contains("need a new kernel"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("need a new kernel"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["arms"]["patched"]["sysfs"] = {{"/etc/passwd", "x"}};
-  CHECK_THAT(error_of(j), Catch::Contains("not a plain path under /sys/"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("not a plain path under /sys/"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["storage"] = {{"kind", "device"}};
-  CHECK_THAT(error_of(j), Catch::Contains("/storage/device") && Catch::Contains("required"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/device") && Catch::Contains("required"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["workloads"][0]["range_bytes"] = 5000;
-  CHECK_THAT(error_of(j), Catch::Contains("multiple of 4096"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("multiple of 4096"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["workloads"].push_back({{"name", "clone"}});
-  CHECK_THAT(error_of(j), Catch::Contains("appears twice"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("appears twice"));
 
-  j = minimal();
+  j = minimal_experiment();
   j["workloads"] = {{{"name", "fio"}}};
-  CHECK_THAT(error_of(j), Catch::Contains("/workloads/0/job"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/job"));
 }
 
 TEST_CASE("malformed JSON names the file and says how to find the mistake") {
@@ -114,7 +98,7 @@ TEST_CASE("malformed JSON names the file and says how to find the mistake") {
 }
 
 TEST_CASE("a screen plans exactly the given order") {
-  auto e = parse(minimal());
+  auto e = parse(minimal_experiment());
   auto plan = ks::experiment::plan_points(e);
   REQUIRE(plan.size() == 3);
   CHECK(plan[0].arm == "control");
@@ -124,7 +108,7 @@ TEST_CASE("a screen plans exactly the given order") {
 }
 
 TEST_CASE("a confirm plan has k blocks of both arms in a seeded order") {
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["scheme"] = "confirm";
   j["blocks"] = 8;
   j["seed"] = 42;

@@ -4,35 +4,22 @@
 #include <string>
 
 #include "experiment/experiment.hpp"
+#include "support/experiments.hpp"
 #include "experiment/strict_json.hpp"
 #include "util/error.hpp"
 
 using ks::experiment::parse;
 using ks::experiment::parse_text;
+using ks::test::minimal_experiment;
+using ks::test::parse_error_of;
 using nlohmann::json;
 
 namespace {
 
-json minimal() {
-  return json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
-                         "workloads": [{"name": "clone"}]})");
-}
-
 json with_workload(json w) {
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["workloads"] = json::array({std::move(w)});
   return j;
-}
-
-// The message of the UserError that parsing throws; "(no error)" when it parses.
-std::string error_of(const json& j) {
-  try {
-    parse(j);
-  } catch (const ks::UserError& e) {
-    CHECK_FALSE(e.hint().empty());
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::string text_error_of(const std::string& text) {
@@ -54,7 +41,7 @@ TEST_CASE("hostile: a workload label is a name, never a path") {
   for (std::string label : std::vector<std::string>{"../../../../tmp/x/escaped", "/tmp/x", "a/b", ".", "..", "", std::string(65, 'a'),
                             "sp ace", "new\nline"}) {
     INFO(label);
-    CHECK_THAT(error_of(with_workload({{"name", "buffered-write"}, {"label", label}, {"size_mib", 8}})),
+    CHECK_THAT(parse_error_of(with_workload({{"name", "buffered-write"}, {"label", label}, {"size_mib", 8}})),
                Catch::Contains("/workloads/0/label") && Catch::Contains("plain name"));
   }
   for (std::string label : std::vector<std::string>{"clone-64k", "a", "A.b_c-1", std::string(64, 'z'), "..."}) {
@@ -67,7 +54,7 @@ TEST_CASE("hostile: an fio job is the name of a shipped job file, never a path")
   for (std::string job : {"../../../../etc/hostname", "/etc/hostname", "sub/dio-randwrite.fio", "hostname",
                           ".fio", "../x.fio"}) {
     INFO(job);
-    CHECK_THAT(error_of(with_workload({{"name", "fio"}, {"job", job}})), Catch::Contains("/workloads/0/job"));
+    CHECK_THAT(parse_error_of(with_workload({{"name", "fio"}, {"job", job}})), Catch::Contains("/workloads/0/job"));
   }
   CHECK(parse(with_workload({{"name", "fio"}, {"job", "dio-randwrite.fio"}})).workloads[0].fio_job ==
         "dio-randwrite.fio");
@@ -77,11 +64,11 @@ TEST_CASE("hostile: sysfs knobs are plain paths under /sys/ or /proc/sys/") {
   for (std::string path : {"/sys/../tmp/x/knob.txt", "/sys/./kernel/x", "/sys//kernel/x", "/proc/sys/../../tmp/x",
                            "/sys/", "/sys/kernel/..", "/proc/self/x", "sys/kernel/x", "/etc/passwd"}) {
     INFO(path);
-    auto j = minimal();
+    auto j = minimal_experiment();
     j["arms"]["patched"]["sysfs"] = {{path, "v"}};
-    CHECK_THAT(error_of(j), Catch::Contains("/arms/patched/sysfs") && Catch::Contains("plain path"));
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/arms/patched/sysfs") && Catch::Contains("plain path"));
   }
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["arms"]["patched"]["sysfs"] = {{"/sys/block/loop0/queue/read_ahead_kb", 4096},
                                    {"/proc/sys/vm/dirty_ratio", "10"}};
   auto e = parse(j);
@@ -103,13 +90,13 @@ TEST_CASE("hostile: numbers never wrap, round or go negative into unsigned field
       {"/workloads/0/ops", 1.0e19},
   };
   for (auto& c : cases) {
-    auto j = minimal();
+    auto j = minimal_experiment();
     j[json::json_pointer(c.pointer)] = c.value;
     INFO(c.pointer << " = " << c.value.dump());
-    CHECK_THAT(error_of(j), Catch::Contains(c.pointer));
+    CHECK_THAT(parse_error_of(j), Catch::Contains(c.pointer));
   }
   // A whole number written as 3.0 is still the integer 3, as the schema says.
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["workloads"][0]["ops"] = 3.0;
   CHECK(parse(j).workloads[0].ops == 3);
 }
@@ -129,9 +116,9 @@ TEST_CASE("hostile: NUL bytes, \\u0000, duplicate keys and deep nesting are refu
     CHECK_THAT(text_error_of(text), Catch::Contains("/name") && Catch::Contains("NUL character"));
     CHECK_THAT(text_error_of(R"({"_x\u0000": 1, )" + kMinimalText.substr(1)), Catch::Contains("NUL character"));
     // The same through parse(json), as --resume reads the experiment kept in a bundle.
-    auto j = minimal();
+    auto j = minimal_experiment();
     j["name"] = std::string("t\0evil", 6);
-    CHECK_THAT(error_of(j), Catch::Contains("NUL character"));
+    CHECK_THAT(parse_error_of(j), Catch::Contains("NUL character"));
   }
   SECTION("a duplicate key, at the top and deeper down") {
     CHECK_THAT(text_error_of(R"({"rounds": 5, "rounds": 0, )" + kMinimalText.substr(1)),
@@ -146,31 +133,31 @@ TEST_CASE("hostile: NUL bytes, \\u0000, duplicate keys and deep nesting are refu
   SECTION("nesting far too deep: a message, not a stack overflow") {
     std::string deep = R"({"name": "t", "_x": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
     CHECK_THAT(text_error_of(deep), Catch::Contains("deeper than 64"));
-    json j = minimal();
+    json j = minimal_experiment();
     json* at = &j["_x"];
     for (int i = 0; i < 100; ++i) at = &((*at)["a"] = json::object());
-    CHECK_THAT(error_of(j), Catch::Contains("deeper than 64"));
+    CHECK_THAT(parse_error_of(j), Catch::Contains("deeper than 64"));
   }
 }
 
 TEST_CASE("hostile: a key that does not apply to the chosen kind is refused, not ignored") {
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["storage"] = {{"kind", "auto"}, {"device", "/dev/sda"}};
-  CHECK_THAT(error_of(j), Catch::Contains("/storage/device") && Catch::Contains("does not apply"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/device") && Catch::Contains("does not apply"));
   j["storage"] = {{"kind", "zram"}, {"allow_overwrite", true}};
-  CHECK_THAT(error_of(j), Catch::Contains("/storage/allow_overwrite"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/allow_overwrite"));
   j["storage"] = {{"kind", "device"}, {"device", "/dev/sdz"}, {"size_mib", 1024}};
-  CHECK_THAT(error_of(j), Catch::Contains("/storage/size_mib"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/size_mib"));
   j["storage"] = {{"kind", "device"}, {"device", "/dev/sdz"}, {"allow_overwrite", true}};
   CHECK(parse(j).storage.allow_overwrite);
 
-  CHECK_THAT(error_of(with_workload({{"name", "buffered-write"}, {"ops", 5}})),
+  CHECK_THAT(parse_error_of(with_workload({{"name", "buffered-write"}, {"ops", 5}})),
              Catch::Contains("/workloads/0/ops") && Catch::Contains("does not apply"));
-  CHECK_THAT(error_of(with_workload({{"name", "clone"}, {"job", "dio-randwrite.fio"}})),
+  CHECK_THAT(parse_error_of(with_workload({{"name", "clone"}, {"job", "dio-randwrite.fio"}})),
              Catch::Contains("/workloads/0/job"));
-  CHECK_THAT(error_of(with_workload({{"name", "clone"}, {"runtime_s", 2}})), Catch::Contains("/workloads/0/runtime_s"));
-  CHECK_THAT(error_of(with_workload({{"name", "dedupe"}, {"block_kib", 4}})), Catch::Contains("/workloads/0/block_kib"));
-  CHECK_THAT(error_of(with_workload({{"name", "buffered-write"}, {"size_mib", 3}, {"block_kib", 2048}})),
+  CHECK_THAT(parse_error_of(with_workload({{"name", "clone"}, {"runtime_s", 2}})), Catch::Contains("/workloads/0/runtime_s"));
+  CHECK_THAT(parse_error_of(with_workload({{"name", "dedupe"}, {"block_kib", 4}})), Catch::Contains("/workloads/0/block_kib"));
+  CHECK_THAT(parse_error_of(with_workload({{"name", "buffered-write"}, {"size_mib", 3}, {"block_kib", 2048}})),
              Catch::Contains("whole number of block_kib blocks"));
 }
 
@@ -178,26 +165,26 @@ TEST_CASE("hostile: mkfs options cannot name another device, a label or a direct
   for (json options : {json{"/dev/sda"}, json{"-n", "16384", "/dev/sda"}, json{"-L", "x"}, json{"--label=x"},
                        json{"--rootdir", "/etc"}, json{"-n"}}) {
     INFO(options.dump());
-    auto j = minimal();
+    auto j = minimal_experiment();
     j["storage"] = {{"mkfs_options", options}};
-    CHECK_THAT(error_of(j), Catch::Contains("/storage/mkfs_options"));
-    j = minimal();
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/mkfs_options"));
+    j = minimal_experiment();
     j["arms"]["patched"]["mkfs_options"] = options;
-    CHECK_THAT(error_of(j), Catch::Contains("/arms/patched/mkfs_options"));
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/arms/patched/mkfs_options"));
   }
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["storage"] = {{"mkfs_options", {"-n", "16384", "-O", "no-holes", "--csum", "blake2", "-M"}}};
   CHECK_NOTHROW(parse(j));
 }
 
 TEST_CASE("the confirm planning fields: defaults, bounds, and a screen accepts them") {
-  auto e = parse(minimal());
+  auto e = parse(minimal_experiment());
   CHECK(e.qemu.accel == "auto");
   CHECK(e.target_mde_pct == 5.0);
   CHECK(e.min_blocks == 3);
   CHECK(e.max_blocks == 12);
 
-  auto j = minimal();
+  auto j = minimal_experiment();
   j["scheme"] = "confirm";
   j["qemu"] = {{"accel", "tcg"}};
   j["target_mde_pct"] = 2.5;
@@ -211,18 +198,18 @@ TEST_CASE("the confirm planning fields: defaults, bounds, and a screen accepts t
   j["scheme"] = "screen";
   CHECK_NOTHROW(parse(j));  // ignored by a screen
 
-  j = minimal();
+  j = minimal_experiment();
   j["qemu"] = {{"accel", "kvm"}};
   CHECK(parse(j).qemu.accel == "kvm");
   j["qemu"] = {{"accel", "xen"}};
-  CHECK_THAT(error_of(j), Catch::Contains("/qemu/accel"));
-  j = minimal();
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/qemu/accel"));
+  j = minimal_experiment();
   j["min_blocks"] = 8;
   j["max_blocks"] = 5;
-  CHECK_THAT(error_of(j), Catch::Contains("/max_blocks") && Catch::Contains("less than min_blocks"));
-  j = minimal();
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/max_blocks") && Catch::Contains("less than min_blocks"));
+  j = minimal_experiment();
   j["target_mde_pct"] = 0;
-  CHECK_THAT(error_of(j), Catch::Contains("/target_mde_pct"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/target_mde_pct"));
   j["target_mde_pct"] = "5";
-  CHECK_THAT(error_of(j), Catch::Contains("/target_mde_pct"));
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/target_mde_pct"));
 }
