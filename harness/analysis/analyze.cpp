@@ -54,14 +54,8 @@ Arm arm_of(const std::vector<PointSample>& samples, const std::string& arm) {
   return a;
 }
 
-std::vector<double> logs(const std::vector<double>& xs) {
-  std::vector<double> out;
-  for (double x : xs) out.push_back(std::log(x));
-  return out;
-}
-
 double mean_log_ratio(const std::vector<double>& patched, const std::vector<double>& control) {
-  return stats::mean(logs(patched)) - stats::mean(logs(control));
+  return stats::mean(stats::logs(patched)) - stats::mean(stats::logs(control));
 }
 
 // A confirm run that looks after every block is judged by the sequential design.
@@ -161,7 +155,7 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
             w.drift_pct, options.drift_bound_pct));
     }
     if (usable)
-      r.judge = bind([p = logs(patched.medians), c = logs(control.medians)](
+      r.judge = bind([p = stats::logs(patched.medians), c = stats::logs(control.medians)](
                          const DecisionOptions& o) { return decide_unpaired(p, c, o); });
   }
 

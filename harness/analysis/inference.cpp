@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "stats/summary.hpp"
 #include "stats/holm.hpp"
 #include "stats/rank_tests.hpp"
 #include "stats/variance.hpp"
@@ -12,12 +13,6 @@ namespace ks::analysis {
 namespace {
 
 evidence::Interval to_interval(const stats::Ratio& r) { return {r.estimate, r.low, r.high, r.level}; }
-
-std::vector<double> logs(const std::vector<double>& xs) {
-  std::vector<double> out;
-  for (double x : xs) out.push_back(std::log(x));
-  return out;
-}
 
 // Smallest two-sided Mann-Whitney p any data could give with these many points.
 double smallest_possible_p(std::size_t m, std::size_t n) {
@@ -55,7 +50,7 @@ void fill_descriptive(evidence::WorkloadAnalysis& w, const stats::Groups& patche
   w.between_point_sd_pct = vc.between_sd_pct();
   w.bootstrap_ci = to_interval(
       stats::bootstrap_ratio(patched, control, options.bootstrap_resamples, seed).interval(0.95));
-  const auto hl = stats::hodges_lehmann(logs(patched_medians), logs(control_medians), 0.95);
+  const auto hl = stats::hodges_lehmann(stats::logs(patched_medians), stats::logs(control_medians), 0.95);
   w.hodges_lehmann = evidence::Interval{std::exp(hl.estimate), std::exp(hl.low),
                                         std::exp(hl.high), hl.level};
   const auto mw = stats::mann_whitney_u(patched_medians, control_medians);

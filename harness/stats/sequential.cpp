@@ -10,6 +10,7 @@
 #include "stats/normal.hpp"
 #include "stats/random.hpp"
 #include "stats/student_t.hpp"
+#include "stats/summary.hpp"
 
 namespace ks::stats {
 namespace {
@@ -43,18 +44,6 @@ void check(const SequentialDesign& d) {
         d.workloads >= 1 && d.material_pct > 0))
     throw std::invalid_argument("sequential design: need 3 <= min_blocks <= max_blocks, "
                                 "0 < alpha < 0.5, workloads >= 1, material_pct > 0");
-}
-
-double mean_of(std::span<const double> x) {
-  double s = 0;
-  for (double v : x) s += v;
-  return s / static_cast<double>(x.size());
-}
-
-double sd_of(std::span<const double> x, double mean) {
-  double s = 0;
-  for (double v : x) s += (v - mean) * (v - mean);
-  return std::sqrt(s / static_cast<double>(x.size() - 1));
 }
 
 // The recursion of obf_boundaries. Z_j = S_j / sqrt(I_j), S a Brownian motion in the
@@ -181,11 +170,11 @@ LookResult look(const SequentialDesign& design, const SequentialBoundaries& boun
     if (!std::isfinite(v)) throw std::invalid_argument("sequential look: a block log ratio is not finite");
   LookResult r;
   if (k < 3) return r;  // NoClaim: no spread to judge by
-  r.estimate_log = mean_of(d);
+  r.estimate_log = mean(d);
   r.df = k - 1;
   const double delta = design.material_pct / 100;
   r.material = std::fabs(std::expm1(r.estimate_log)) >= delta;
-  const double se = sd_of(d, r.estimate_log) / std::sqrt(k);
+  const double se = sample_stddev(d) / std::sqrt(k);
   if (!(se > 0)) return r;  // NoClaim: zero spread would make any interval a point
   if (k < design.min_blocks) {
     r.decision = LookResult::Continue;

@@ -20,6 +20,13 @@ double mean(std::span<const double> xs) {
   return std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
 }
 
+std::vector<double> logs(std::span<const double> xs) {
+  std::vector<double> out;
+  out.reserve(xs.size());
+  for (double x : xs) out.push_back(std::log(x));
+  return out;
+}
+
 double sample_stddev(std::span<const double> xs) {
   if (xs.size() < 2) return 0.0;
   const double m = mean(xs);
