@@ -17,6 +17,13 @@ TEST_CASE("environment differences name the fields that should match") {
   CHECK(d[0] == "governor: \"performance\" vs \"powersave\"");
 }
 
+TEST_CASE("tsc-early and tsc are the same counter; another clock source is a difference") {
+  nlohmann::json a{{"clocksource", "tsc"}}, b{{"clocksource", "tsc-early"}};
+  CHECK(ks::machine::environment_differences(a, b).empty());
+  b["clocksource"] = "hpet";
+  REQUIRE(ks::machine::environment_differences(a, b).size() == 1);
+}
+
 // Reads /sys (and, where cpufreq exists, writes back the governor already in force).
 TEST_CASE("a governor setting says what it did, and changes nothing when it cannot") {
   ks::machine::GovernorSetting untouched(0, "");
