@@ -60,6 +60,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
                     .lexically_normal();
     check_output_dir(o.out_dir, "--out");
     set_tool(o, context);
+    o.print_report = false;  // an A/A screen of one arm has no verdict worth printing
     pipeline::run(o);
 
     auto bundle = pipeline::load_bundle(o.out_dir / "bundle.json");
@@ -78,6 +79,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
       fmt::print("  {:<40} {} points, between-point sd {:.2f}%, one block's ln(P/C) sd {:.2f}%\n", shape,
                  noise.points, 100 * noise.sd_log_point, 100 * noise.sd_block_log_ratio());
     fmt::print("stored in {}\n", pipeline::calibration_file(cache, calibration.key).string());
+    fmt::print("the A/A run: {}\n", (o.out_dir / "report.txt").string());
     context.exit_code = kExitOk;
   });
 }

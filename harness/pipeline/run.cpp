@@ -455,8 +455,10 @@ int run(const RunOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_started).count());
   write_bundle(bundle, o.out_dir);
   write_reports(bundle, o.out_dir, o.tested_by);
-  std::fputs(report::text(bundle, report::Options{o.tested_by}).c_str(), stdout);
-  std::printf("\nbundle: %s\n", (o.out_dir / "bundle.json").c_str());
+  if (o.print_report) {
+    std::fputs(report::text(bundle, report::Options{o.tested_by}).c_str(), stdout);
+    std::printf("\nbundle: %s\n", (o.out_dir / "bundle.json").c_str());
+  }
   return analysis::exit_code_for(bundle);
 }
 

@@ -21,6 +21,7 @@ struct RunOptions {
   fs::path out_dir;
   bool resume = false;
   bool dry_run = false;       // print the plan and the commands, touch nothing
+  bool print_report = true;   // the text report on stdout at the end (calibrate prints its own)
   std::string tested_by;      // "Name <email>" for the reply block
   nlohmann::json tool;        // name, version, git_revision, command_line
   fs::path agent;             // ksandwich-agent
