@@ -313,14 +313,16 @@ int run(const RunOptions& o) {
     experiment_dir = fs::absolute(o.experiment_file).parent_path();
   }
   auto plan = experiment::plan_points(e);
-  auto backend = boot::make_backend(
-      e.backend, {o.agent, o.repo_dir / "workloads/fio", e.qemu.accel, source::default_cache_root()});
+  std::shared_ptr<boot::Backend> backend =
+      o.backend ? o.backend
+                : boot::make_backend(e.backend, {o.agent, o.repo_dir / "workloads/fio", e.qemu.accel,
+                                                 source::default_cache_root()});
   const bool needs_kernels = backend->needs_kernels();
   if (o.dry_run) {
     print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
   }
-  preflight(e, o);
+  if (!o.backend) preflight(e, o);
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",

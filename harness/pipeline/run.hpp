@@ -4,10 +4,15 @@
 // and `--resume DIR` reruns only the points that did not finish.
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace ks::boot {
+class Backend;
+}
 
 namespace ks::pipeline {
 
@@ -26,6 +31,10 @@ struct RunOptions {
   nlohmann::json tool;        // name, version, git_revision, command_line
   fs::path agent;             // ksandwich-agent
   fs::path repo_dir;          // where workloads/fio, configs/, kernel-patches/ live
+  // Tests only (tests/support/fake_backend.hpp): run the points on this backend instead of
+  // the experiment's, skipping the machine preflight (root, tools, devices) that belongs to
+  // the real backends. The output directory and --resume checks still apply.
+  std::shared_ptr<boot::Backend> backend;
 };
 
 // Returns the process exit code (0 ok, 1 material regression, 3 a point failed).

@@ -9,6 +9,7 @@
 #include "boot/accel.hpp"
 #include "proc/runner.hpp"
 #include "support/broken_kvm.hpp"
+#include "support/scoped_env.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 #include "util/error.hpp"
@@ -16,24 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Sets the environment for this scope and puts it back after.
-struct ScopedEnv {
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-  explicit ScopedEnv(const std::vector<std::pair<std::string, std::string>>& vars) {
-    for (auto& [name, value] : vars) {
-      const char* old = getenv(name.c_str());
-      saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      setenv(name.c_str(), value.c_str(), 1);
-    }
-  }
-  ~ScopedEnv() {
-    for (auto& [name, value] : saved) value ? setenv(name.c_str(), value->c_str(), 1) : unsetenv(name.c_str());
-  }
-};
-
-}  // namespace
+using ks::test::ScopedEnv;
 
 TEST_CASE("the probe firmware runs a guest under TCG and exits through isa-debug-exit") {
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");

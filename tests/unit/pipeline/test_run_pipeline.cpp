@@ -1,0 +1,422 @@
+// The whole `ksandwich run` pipeline (plan, points in order, the bundle after every point,
+// continue_on_failure, resume, early stops, reports, exit codes) on the seeded fake backend:
+// no root, no QEMU, no kernels. The calibration lookup goes to a temporary KSANDWICH_CACHE.
+#include <catch2/catch.hpp>
+#include <memory>
+
+#include "analysis/analyze.hpp"
+#include "boot/backend.hpp"
+#include "evidence/bundle.hpp"
+#include "experiment/experiment.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/records.hpp"
+#include "pipeline/run.hpp"
+#include "proc/runner.hpp"
+#include "support/fake_backend.hpp"
+#include "support/scoped_env.hpp"
+#include "support/temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+using namespace ks;
+using nlohmann::json;
+using test::Fault;
+using test::FakeBackend;
+using test::FakeOptions;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Two workloads, control -> patched -> control, 5 measured rounds after 1 warm-up.
+json screen_experiment() {
+  return {{"name", "fake-screen"},
+          {"backend", "host"},
+          {"scheme", "screen"},
+          {"rounds", 5},
+          {"warmup_rounds", 1},
+          {"storage", {{"kind", "auto"}, {"size_mib", 1024}}},
+          {"arms", {{"control", json::object()}, {"patched", json::object()}}},
+          {"workloads", {{{"name", "clone"}, {"ops", 1000}}, {{"name", "dedupe"}, {"ops", 1000}}}}};
+}
+
+// A sequential confirm run sized by no calibration: up to max_blocks = 8, looking from
+// block 3 on; material at 5%.
+json confirm_experiment() {
+  auto e = screen_experiment();
+  e["name"] = "fake-confirm";
+  e["scheme"] = "confirm";
+  e["seed"] = 7;
+  e["min_blocks"] = 3;
+  e["max_blocks"] = 8;
+  e["gates"] = {{"material_pct", 5}};
+  return e;
+}
+
+std::shared_ptr<FakeBackend> fake(FakeOptions options = {}) { return std::make_shared<FakeBackend>(options); }
+
+FakeOptions regression_on_clone(double factor = 1.2) {
+  FakeOptions o;
+  o.effect["patched"]["clone"] = factor;
+  return o;
+}
+
+// One run directory with its experiment file, and a cache of its own (no calibration).
+struct Run {
+  test::TempDir tmp{"ks-fake-run"};
+  test::ScopedEnv cache{{{"KSANDWICH_CACHE", (tmp.path / "cache").string()}}};
+  fs::path file = tmp.path / "experiment.json";
+  fs::path out = tmp.path / "out";
+
+  explicit Run(const json& experiment) { write_file(file, experiment.dump(2)); }
+
+  int operator()(std::shared_ptr<boot::Backend> backend, bool resume = false, fs::path experiment_file = {}) const {
+    pipeline::RunOptions o;
+    o.experiment_file = experiment_file.empty() ? file : experiment_file;
+    o.out_dir = out;
+    o.resume = resume;
+    o.tool = {{"name", "ksandwich"}, {"version", "test"}, {"git_revision", "test"}, {"command_line", "test"}};
+    o.backend = std::move(backend);
+    struct ResetLog {
+      ~ResetLog() { proc::set_command_log(std::nullopt); }  // the directory goes with the test
+    } reset;
+    return pipeline::run(o);
+  }
+  evidence::Bundle bundle() const { return pipeline::load_bundle(out / "bundle.json"); }
+};
+
+const evidence::WorkloadAnalysis& workload(const evidence::Bundle& b, const std::string& id) {
+  REQUIRE(b.analysis);
+  for (auto& w : b.analysis->workloads)
+    if (w.workload == id) return w;
+  FAIL("no analysis of " << id);
+  throw std::logic_error("unreachable");
+}
+
+std::vector<double> values_of_point(const evidence::Bundle& b, int point) {
+  std::vector<double> v;
+  for (auto& r : b.rows)
+    if (r.point == point && r.ns_per_op) v.push_back(*r.ns_per_op);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("fake backend: no experiment file can select it") {
+  REQUIRE_THROWS_AS(boot::make_backend("fake", {}), UserError);
+}
+
+TEST_CASE("fake backend: its records become rows as the agent's do") {
+  auto e = experiment::parse(screen_experiment());
+  FakeBackend backend(FakeOptions{});
+  boot::PointContext ctx{e, e.arms.at("patched"), 1, 0, "/nonexistent", "/nonexistent/points/01-patched", {}, ""};
+  auto records = backend.agent_records(ctx, Fault::none);
+  auto rows = pipeline::rows_from_agent(records, 1, "patched", 0);
+  REQUIRE(rows.size() == 2 * (5 + 1));  // two workloads, one warm-up and five rounds each
+  int warmups = 0;
+  for (auto& r : rows) {
+    warmups += r.warmup;
+    CHECK((r.workload == "clone" || r.workload == "dedupe"));
+    CHECK(r.ops == 1000);
+    REQUIRE(r.ns_per_op);
+    CHECK(*r.ns_per_op == Approx(static_cast<double>(r.elapsed_ns) / 1000));
+    CHECK(*r.ns_per_op == Approx(50000).epsilon(0.1));
+    CHECK(r.extra.contains("canary_ns"));
+    CHECK(r.extra.contains("clock"));
+    CHECK(r.unexpected_results == 0);
+  }
+  CHECK(warmups == 2);
+  // Seeded: the same point draws the same numbers; another point draws others.
+  CHECK(backend.agent_records(ctx, Fault::none) == records);
+  auto other = ctx;
+  other.point = 2;
+  CHECK(backend.agent_records(other, Fault::none) != records);
+  // An I/O workload reports IOPS and bytes per second.
+  auto j = screen_experiment();
+  j["workloads"] = {{{"name", "dio-randwrite"}, {"runtime_s", 1}}};
+  auto dio = experiment::parse(j);
+  boot::PointContext dio_ctx{dio, dio.arms.at("control"), 0, 0, "/x", "/x/p", {}, ""};
+  auto dio_rows = pipeline::rows_from_agent(backend.agent_records(dio_ctx, Fault::none), 0, "control", 0);
+  REQUIRE(!dio_rows.empty());
+  REQUIRE(dio_rows[0].iops);
+  CHECK(*dio_rows[0].iops == Approx(10000).epsilon(0.1));
+  CHECK(dio_rows[0].bytes_per_s);
+}
+
+TEST_CASE("run: points run in plan order and bundle.json records each before the next starts") {
+  Run run(screen_experiment());
+  FakeOptions options;
+  std::vector<std::string> arms;
+  options.before_point = [&](const boot::PointContext& ctx) {
+    arms.push_back(ctx.arm.name);
+    auto on_disk = pipeline::load_bundle(run.out / "bundle.json");
+    REQUIRE(on_disk.points.size() == 3);
+    for (int p = 0; p < 3; ++p) CHECK(on_disk.points[p].status == (p < ctx.point ? "ok" : "pending"));
+    if (ctx.point > 0) CHECK(!values_of_point(on_disk, ctx.point - 1).empty());
+    CHECK(!fs::exists(run.out / "report.txt"));  // the reports come at the end
+  };
+  auto backend = fake(options);
+  const int code = run(backend);
+  CHECK(backend->points_run == std::vector<int>{0, 1, 2});
+  CHECK(arms == std::vector<std::string>{"control", "patched", "control"});
+  auto b = run.bundle();
+  for (auto& p : b.points) CHECK(p.status == "ok");
+  CHECK(b.rows.size() == 3 * 2 * 6);
+  CHECK(pipeline::check_arithmetic(b).empty());
+  CHECK(code == analysis::exit_code_for(b));  // the code is the bundle's verdict
+}
+
+TEST_CASE("run: a failed point with continue_on_failure false stops the run, exit 3") {
+  auto j = screen_experiment();
+  j["continue_on_failure"] = false;
+  Run run(j);
+  FakeOptions options;
+  options.faults[1] = Fault::fail;
+  auto backend = fake(options);
+  CHECK(run(backend) == kExitPointFailed);
+  CHECK(backend->points_run == std::vector<int>{0, 1});
+  auto b = run.bundle();
+  CHECK(b.points[0].status == "ok");
+  CHECK(b.points[1].status == "failed");
+  CHECK_THAT(b.points[1].failure, Catch::Contains("planted failure"));
+  CHECK(b.points[2].status == "pending");
+  CHECK(!values_of_point(b, 1).empty());  // what the failed point measured stays as evidence
+  CHECK(fs::exists(run.out / "report.txt"));
+}
+
+TEST_CASE("run: with continue_on_failure the run goes on; a confirm run drops the failed block and lists it") {
+  Run run(confirm_experiment());
+  FakeOptions options;
+  options.faults[2] = Fault::fail;  // the first point of block 1
+  auto backend = fake(options);
+  const int code = run(backend);
+  auto b = run.bundle();
+  REQUIRE(b.points.size() > 4);
+  CHECK(b.points[2].status == "failed");
+  CHECK(b.points[2].block == 1);
+  CHECK(backend->points_run.size() == b.points.size());  // every planned point after it ran
+  for (auto* id : {"clone", "dedupe"}) {
+    auto& w = workload(b, id);
+    REQUIRE(w.blocks_dropped.size() == 1);
+    CHECK(w.blocks_dropped[0].block == 1);
+    CHECK_THAT(w.blocks_dropped[0].reason, Catch::Contains("failed"));
+    for (auto& r : w.block_ratios) CHECK(r.block != 1);
+    CHECK(w.verdict != "INVALID");  // a dropped block does not invalidate the others
+  }
+  CHECK(code == analysis::exit_code_for(b));
+  CHECK(code != kExitRegression);
+}
+
+TEST_CASE("run: an exception inside a point fails that point after its cleanups ran") {
+  auto j = screen_experiment();
+  const bool go_on = GENERATE(true, false);
+  j["continue_on_failure"] = go_on;
+  Run run(j);
+  FakeOptions options;
+  options.faults[1] = Fault::throw_error;
+  auto backend = fake(options);
+  CHECK(run(backend) == kExitPointFailed);  // the patched arm has no data: INVALID
+  auto b = run.bundle();
+  CHECK(b.points[1].status == "failed");
+  CHECK_THAT(b.points[1].failure, Catch::Contains("planted exception"));
+  CHECK(backend->points_run == (go_on ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1}));
+  CHECK(backend->cleanups == static_cast<int>(backend->points_run.size()));
+  CHECK(b.points[2].status == (go_on ? "ok" : "pending"));
+}
+
+TEST_CASE("run: a point that hangs is a failed point with what it measured before the timeout") {
+  Run run(screen_experiment());
+  FakeOptions options;
+  options.faults[0] = Fault::hang;
+  auto backend = fake(options);
+  // The control arm lost its first point; its last one still measured, so the workloads
+  // are not INVALID, but one control point cannot decide a screen.
+  CHECK(run(backend) == kExitInconclusive);
+  auto b = run.bundle();
+  CHECK(b.points[0].status == "failed");
+  CHECK_THAT(b.points[0].failure, Catch::Contains("point_timeout_s"));
+  size_t clone_rows = 0, dedupe_rows = 0;
+  for (auto& r : b.rows)
+    if (r.point == 0) ++(r.workload == "clone" ? clone_rows : dedupe_rows);
+  CHECK(clone_rows == 1 + 5 / 2);  // the warm-up and half the rounds
+  CHECK(dedupe_rows == 0);         // never started
+  CHECK(backend->points_run == std::vector<int>{0, 1, 2});
+}
+
+TEST_CASE("run: Interrupted propagates; --resume reruns only the unfinished points and keeps the rest") {
+  Run run(screen_experiment());
+  FakeOptions options;
+  options.faults[1] = Fault::interrupt;
+  auto first = fake(options);
+  REQUIRE_THROWS_AS(run(first), Interrupted);
+  CHECK(first->points_run == std::vector<int>{0, 1});
+  CHECK(first->cleanups == 2);
+  auto interrupted = run.bundle();
+  CHECK(interrupted.points[0].status == "ok");
+  CHECK(interrupted.points[1].status == "pending");
+  CHECK(!fs::exists(run.out / "report.txt"));
+
+  auto second = fake();
+  const int code = run(second, /*resume=*/true);
+  CHECK(second->points_run == std::vector<int>{1, 2});
+  auto b = run.bundle();
+  for (auto& p : b.points) CHECK(p.status == "ok");
+  CHECK(values_of_point(b, 0) == values_of_point(interrupted, 0));  // kept, not remeasured
+  CHECK(b.rows.size() == 3 * 2 * 6);
+  CHECK(code == analysis::exit_code_for(b));
+  CHECK(fs::exists(run.out / "report.txt"));
+}
+
+TEST_CASE("run: --resume reruns a failed point") {
+  auto j = screen_experiment();
+  j["continue_on_failure"] = false;
+  Run run(j);
+  FakeOptions options;
+  options.faults[1] = Fault::fail;
+  REQUIRE(run(fake(options)) == kExitPointFailed);
+  auto second = fake();
+  run(second, /*resume=*/true);
+  CHECK(second->points_run == std::vector<int>{1, 2});
+  for (auto& p : run.bundle().points) CHECK(p.status == "ok");
+}
+
+TEST_CASE("run: --resume refuses another experiment file and an unknown schema_version; the rest stays") {
+  Run run(screen_experiment());
+  FakeOptions options;
+  options.faults[2] = Fault::interrupt;
+  REQUIRE_THROWS_AS(run(fake(options)), Interrupted);
+  const auto before = read_file(run.out / "bundle.json");
+
+  auto changed = screen_experiment();
+  changed["rounds"] = 6;
+  auto other = run.tmp.path / "other.json";
+  write_file(other, changed.dump());
+  auto backend = fake();
+  REQUIRE_THROWS_AS(run(backend, true, other), UserError);
+  try {
+    run(backend, true, other);
+  } catch (const UserError& err) {
+    CHECK_THAT(err.what(), Catch::Contains("is not the experiment"));
+  }
+
+  auto j = json::parse(before);
+  j["schema_version"] = 99;
+  write_file(run.out / "bundle.json", j.dump());
+  REQUIRE_THROWS_AS(run(backend, true), UserError);
+  try {
+    run(backend, true);
+  } catch (const UserError& err) {
+    CHECK_THAT(err.what(), Catch::Contains("schema_version 99"));
+  }
+  CHECK(backend->points_run.empty());
+  CHECK(read_file(run.out / "bundle.json") == j.dump());  // nothing written
+}
+
+TEST_CASE("run: an injected backend still refuses an output directory that is not empty") {
+  Run run(screen_experiment());
+  fs::create_directories(run.out);
+  write_file(run.out / "something", "x");
+  auto backend = fake();
+  REQUIRE_THROWS_AS(run(backend), UserError);
+  CHECK(backend->points_run.empty());
+}
+
+TEST_CASE("run: confirm, a planted +20% clone regression stops early, from min_blocks on, with exit 1") {
+  Run run(confirm_experiment());
+  auto backend = fake(regression_on_clone());
+  CHECK(run(backend) == kExitRegression);
+  auto b = run.bundle();
+  REQUIRE(b.extra.contains("stopped"));
+  CHECK(b.extra["stopped"]["early"] == true);
+  const int blocks_run = b.extra["stopped"]["blocks_run"];
+  CHECK(blocks_run >= 3);  // min_blocks
+  CHECK(blocks_run < 8);
+  CHECK(b.extra["stopped"]["blocks_planned"] == 8);
+  const auto points = static_cast<size_t>(2 * blocks_run);
+  CHECK(b.points.size() == points);  // the blocks never run are not in the bundle
+  CHECK(backend->points_run.size() == points);
+  CHECK(backend->points_run.back() == static_cast<int>(points) - 1);
+  auto& clone = workload(b, "clone");
+  CHECK(clone.verdict == "REGRESSION");
+  CHECK(clone.material);
+  CHECK(clone.delta_pct == Approx(20).margin(2));
+  CHECK(workload(b, "dedupe").verdict == "NO_CHANGE");
+  CHECK(pipeline::check_arithmetic(b).empty());
+  for (auto* report : {"report.txt", "report.md", "report.html"}) {
+    REQUIRE(fs::exists(run.out / report));
+    CHECK_THAT(read_file(run.out / report), Catch::Contains("clone"));
+  }
+
+  SECTION("resumed, it runs no more points") {
+    auto again = fake(regression_on_clone());
+    CHECK(run(again, /*resume=*/true) == kExitRegression);
+    CHECK(again->points_run.empty());
+    auto resumed = run.bundle();
+    CHECK(resumed.points.size() == points);
+    CHECK(resumed.extra["stopped"]["early"] == true);
+  }
+}
+
+TEST_CASE("run: confirm, interrupted and resumed, ends where an uninterrupted run ends") {
+  Run whole(confirm_experiment());
+  REQUIRE(whole(fake(regression_on_clone())) == kExitRegression);
+
+  Run split(confirm_experiment());
+  auto options = regression_on_clone();
+  options.faults[3] = Fault::interrupt;
+  REQUIRE_THROWS_AS(split(fake(options)), Interrupted);
+  auto rest = fake(regression_on_clone());
+  CHECK(split(rest, /*resume=*/true) == kExitRegression);
+  auto a = whole.bundle(), b = split.bundle();
+  REQUIRE(a.points.size() == b.points.size());
+  REQUIRE(a.points.size() > 4);
+  CHECK(rest->points_run.front() == 3);
+  CHECK(rest->points_run.size() == a.points.size() - 3);
+  CHECK(b.extra["stopped"]["blocks_run"] == a.extra["stopped"]["blocks_run"]);
+  for (auto& p : a.points) CHECK(values_of_point(a, p.id) == values_of_point(b, p.id));
+  CHECK(workload(a, "clone").delta_pct == workload(b, "clone").delta_pct);
+}
+
+TEST_CASE("run: confirm A/A with small noise never exits 1") {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    Run run(confirm_experiment());
+    FakeOptions options;
+    options.seed = seed;
+    const int code = run(fake(options));
+    INFO("seed " << seed);
+    CHECK((code == kExitOk || code == kExitInconclusive));
+  }
+}
+
+TEST_CASE("run: every verdict exit code is reached through the pipeline") {
+  SECTION("0: every workload decided, no change") {
+    Run run(confirm_experiment());
+    CHECK(run(fake()) == kExitOk);
+    auto b = run.bundle();
+    CHECK(workload(b, "clone").verdict == "NO_CHANGE");
+    CHECK(workload(b, "dedupe").verdict == "NO_CHANGE");
+  }
+  SECTION("1: a material regression") {
+    Run run(confirm_experiment());
+    CHECK(run(fake(regression_on_clone(1.5))) == kExitRegression);
+  }
+  SECTION("3: unexpected ioctl results invalidate the workload they touch") {
+    Run run(confirm_experiment());
+    FakeOptions options;
+    options.faults[1] = Fault::unexpected;
+    CHECK(run(fake(options)) == kExitPointFailed);
+    auto b = run.bundle();
+    CHECK(workload(b, "clone").verdict == "INVALID");
+    CHECK(workload(b, "dedupe").verdict != "INVALID");
+  }
+  SECTION("4: too noisy to decide within the blocks allowed") {
+    auto j = confirm_experiment();
+    j["max_blocks"] = 3;
+    Run run(j);
+    FakeOptions options;
+    options.point_sd = 0.05;
+    CHECK(run(fake(options)) == kExitInconclusive);
+    auto b = run.bundle();
+    CHECK(b.points.size() == 6);
+    CHECK(b.extra["stopped"].value("early", false) == false);
+  }
+}
