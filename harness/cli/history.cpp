@@ -83,9 +83,9 @@ void set_history_command(CLI::App& app, Context& context) {
     for (auto& [key, value] : facts) fmt::print("  {:<12} {}\n", key, *value);
     fmt::print("\n  {:<16} {:>10}  {:<22}  {:>8}  {}\n", "workload", "ratio", "interval", "MDE", "verdict");
     for (auto& w : workloads)
-      fmt::print("  {:<16} {:>10}  [{}, {}]  {:>8}  {}{}\n", w.workload, percent_of(w.ratio), percent_of(w.ratio_low),
-                 percent_of(w.ratio_high), w.mde_pct ? fmt::format("{:.2f}%", *w.mde_pct) : "n/a", w.verdict,
-                 w.material ? " (material)" : "");
+      fmt::print("  {:<16} {:>10}  {:<22}  {:>8}  {}{}\n", w.workload, percent_of(w.ratio),
+                 fmt::format("[{}, {}]", percent_of(w.ratio_low), percent_of(w.ratio_high)),
+                 w.mde_pct ? fmt::format("{:.2f}%", *w.mde_pct) : "n/a", w.verdict, w.material ? " (material)" : "");
     context.exit_code = 0;
   });
 }
