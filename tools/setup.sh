@@ -22,6 +22,8 @@ packages=(
   qemu-system-x86 busybox-static
   # tests: schema checks and the HTML report in a real browser
   python3 python3-jsonschema chromium
+  # the history store of nightly runs
+  libsqlite3-dev
 )
 
 missing=()

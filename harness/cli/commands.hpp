@@ -20,12 +20,22 @@ struct Context {
 // What every run records about the tool, and where it finds the agent and its data.
 void set_tool(pipeline::RunOptions& options, const Context& context);
 
+// The options of a new run of EXPERIMENT into OUT (default results/<name>-<time>), paths
+// made absolute and checked; UserError when they cannot be used.
+pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out);
+// Appends the run's report.md to $GITHUB_STEP_SUMMARY when that is set (GitHub Actions).
+void append_step_summary(const pipeline::RunOptions& options);
+
 void set_run_command(CLI::App& app, Context& context);
+void set_nightly_command(CLI::App& app, Context& context);
 void set_doctor_command(CLI::App& app, Context& context);
 void set_report_command(CLI::App& app, Context& context);
 void set_validate_command(CLI::App& app, Context& context);
 void set_compare_command(CLI::App& app, Context& context);
 void set_calibrate_command(CLI::App& app, Context& context);
+void set_history_command(CLI::App& app, Context& context);
+void set_trend_command(CLI::App& app, Context& context);
+void set_junit_command(CLI::App& app, Context& context);
 
 // Throws UserError (exit 2) unless DIR can become a run's output directory: not a file,
 // not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.

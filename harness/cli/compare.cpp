@@ -14,6 +14,7 @@ void set_compare_command(CLI::App& app, Context& context) {
   struct Args {
     std::string before, after, arm = "patched", format = "text";
     double material_pct = 1.0;
+    bool allow_environment_change = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("before", args->before, "A: the reference bundle.json")->required();
@@ -21,12 +22,16 @@ void set_compare_command(CLI::App& app, Context& context) {
   cmd->add_option("--arm", args->arm, "which arm of each bundle: control | patched | all")
       ->check(CLI::IsMember({"control", "patched", "all"}));
   cmd->add_option("--material-pct", args->material_pct, "smallest change that counts as material (default 1%)");
+  cmd->add_flag("--allow-environment-change", args->allow_environment_change,
+                "compare runs of different machines, backends, accelerators, kernel configs or tool "
+                "major versions (refused otherwise); the report lists the differences first");
   cmd->add_option("--format", args->format, "text | markdown | html")
       ->check(CLI::IsMember({"text", "markdown", "html"}));
   cmd->callback([args, &context] {
     pipeline::CompareOptions o;
     o.arm = args->arm;
     o.material_pct = args->material_pct;
+    o.allow_environment_change = args->allow_environment_change;
     check_json_file(args->before, "bundle");
     check_json_file(args->after, "bundle");
     auto result = pipeline::compare_bundles(pipeline::load_bundle(args->before),

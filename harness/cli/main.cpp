@@ -60,6 +60,10 @@ int main(int argc, char** argv) {
   ks::cli::set_validate_command(app, context);
   ks::cli::set_compare_command(app, context);
   ks::cli::set_calibrate_command(app, context);
+  ks::cli::set_history_command(app, context);
+  ks::cli::set_nightly_command(app, context);
+  ks::cli::set_trend_command(app, context);
+  ks::cli::set_junit_command(app, context);
   set_build_command(app);
 
   ks::proc::install_interrupt_handlers();

@@ -16,6 +16,36 @@ void set_tool(pipeline::RunOptions& o, const Context& context) {
             {"command_line", context.command_line}};
 }
 
+pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out) {
+  namespace fs = std::filesystem;
+  pipeline::RunOptions o;
+  o.experiment_file = fs::absolute(experiment).lexically_normal();
+  std::error_code ec;
+  if (fs::exists(o.experiment_file, ec)) {
+    if (!fs::is_regular_file(o.experiment_file, ec))
+      throw UserError("experiment " + experiment + " is not a regular file",
+                      "pass a JSON file such as configs/experiments/default.json");
+    if (fs::file_size(o.experiment_file, ec) > (16u << 20))
+      throw UserError("experiment " + experiment + " is larger than 16 MiB",
+                      "an experiment file is a few KiB of JSON; check it is the file you meant");
+    check_json_file(o.experiment_file, "experiment");
+  }
+  auto stem = o.experiment_file.stem().string();
+  auto stamp = now_utc_iso8601();
+  std::erase(stamp, ':');
+  o.out_dir = fs::absolute(out.empty() ? fs::path("results") / (stem + "-" + stamp)
+                                             : fs::path(out))
+                  .lexically_normal();
+  check_output_dir(o.out_dir, "--out");
+  return o;
+}
+
+void append_step_summary(const pipeline::RunOptions& o) {
+  // GitHub Actions shows the markdown report on the job's page.
+  if (const char* summary = getenv("GITHUB_STEP_SUMMARY"); summary && *summary && !o.dry_run)
+    if (auto report = try_read_file(o.out_dir / "report.md")) write_file_append(summary, *report + "\n");
+}
+
 void set_run_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("run", "run a whole experiment; writes DIR/bundle.json, "
                                         "DIR/report.txt|md|html and logs (resumable)");
@@ -43,29 +73,13 @@ void set_run_command(CLI::App& app, Context& context) {
     } else if (args->experiment.empty()) {
       throw UserError("run needs an experiment file", "ksandwich run configs/experiments/default.json (or --resume DIR)");
     } else {
-      o.experiment_file = fs::absolute(args->experiment).lexically_normal();
-      std::error_code ec;
-      if (fs::exists(o.experiment_file, ec)) {
-        if (!fs::is_regular_file(o.experiment_file, ec))
-          throw UserError("experiment " + args->experiment + " is not a regular file",
-                          "pass a JSON file such as configs/experiments/default.json");
-        if (fs::file_size(o.experiment_file, ec) > (16u << 20))
-          throw UserError("experiment " + args->experiment + " is larger than 16 MiB",
-                          "an experiment file is a few KiB of JSON; check it is the file you meant");
-        check_json_file(o.experiment_file, "experiment");
-      }
-      auto stem = o.experiment_file.stem().string();
-      auto stamp = now_utc_iso8601();
-      std::erase(stamp, ':');
-      o.out_dir = fs::absolute(args->out.empty() ? fs::path("results") / (stem + "-" + stamp)
-                                                 : fs::path(args->out))
-                      .lexically_normal();
-      check_output_dir(o.out_dir, "--out");
+      o = fresh_run_options(args->experiment, args->out);
     }
     o.dry_run = args->dry_run;
     o.tested_by = args->tested_by;
     set_tool(o, context);
     context.exit_code = pipeline::run(o);
+    append_step_summary(o);
   });
 }
 

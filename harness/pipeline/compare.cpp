@@ -7,6 +7,8 @@
 
 #include "analysis/analyze.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
 
 namespace ks::pipeline {
 namespace {
@@ -45,7 +47,55 @@ void take_points(const evidence::Bundle& source, const std::string& arm, const s
   }
 }
 
+// A JSON scalar at POINTER as text; "" when absent, null or not a scalar.
+std::string text_at(const nlohmann::json& j, const char* pointer) {
+  auto ptr = nlohmann::json::json_pointer(pointer);
+  if (!j.is_object() || !j.contains(ptr)) return "";
+  auto& v = j.at(ptr);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return "";
+}
+
 }  // namespace
+
+std::vector<EnvironmentFact> environment_of(const evidence::Bundle& b, const std::string& arm) {
+  std::string memory;
+  if (b.machine.is_object() && b.machine.contains("memory_mib") && b.machine["memory_mib"].is_number())
+    memory = fmt::format("{:.0f} GiB", b.machine["memory_mib"].get<double>() / 1024);
+  std::string accelerator = text_at(b.machine, "/accelerator/used");
+  if (accelerator.empty()) accelerator = text_at(b.machine, "/virtualization");
+  std::string version = text_at(b.tool, "/version");
+  std::vector<EnvironmentFact> facts = {
+      {"CPU model", text_at(b.machine, "/cpu_model"), true},
+      {"cores", text_at(b.machine, "/cores"), true},
+      {"memory", memory, true},
+      {"backend", b.backend, false},
+      {"accelerator", accelerator, false},
+  };
+  for (std::string a : {"control", "patched"})
+    if (arm == "all" || arm == a)
+      facts.push_back({"kernel config (" + a + ")", text_at(b.builds, ("/" + a + "/config/sha256").c_str()), false});
+  facts.push_back({"tool major version", version.substr(0, version.find('.')), false});
+  return facts;
+}
+
+std::vector<EnvironmentChange> environment_changes(const evidence::Bundle& before, const evidence::Bundle& after,
+                                                   const std::string& arm) {
+  auto a = environment_of(before, arm), b = environment_of(after, arm);
+  std::vector<EnvironmentChange> changes;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].value.empty() && !b[i].value.empty() && a[i].value != b[i].value)
+      changes.push_back({a[i].name, a[i].value, b[i].value});
+  return changes;
+}
+
+std::string machine_fingerprint(const evidence::Bundle& b) {
+  std::string facts;
+  for (auto& f : environment_of(b, "all"))
+    if (f.machine) facts += f.name + "=" + f.value + "\n";
+  return sha256_hex(facts).substr(0, 16);
+}
 
 evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence::Bundle& after,
                                  const CompareOptions& o) {
@@ -61,7 +111,17 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                                   s.metric, it->metric));
   }
 
+  auto changes = environment_changes(before, after, o.arm);
+  std::vector<std::string> lines;
+  for (auto& ch : changes) lines.push_back(fmt::format("{}: '{}' in A, '{}' in B", ch.name, ch.before, ch.after));
+  if (!changes.empty() && !o.allow_environment_change)
+    throw UserError("the bundles were not measured in the same environment: " + join(lines, "; "),
+                    "compare runs of one machine, backend, accelerator, kernel config and tool major "
+                    "version; --allow-environment-change compares anyway and lists the differences "
+                    "at the top of the report");
+
   evidence::Bundle c;
+  if (!changes.empty()) c.extra["environment_changes"] = changes;
   c.tool = after.tool;
   c.created_at = after.created_at;
   c.experiment_name = fmt::format("compare: {} ({}) vs {} ({})", before.experiment_name, before.created_at,

@@ -12,9 +12,39 @@ struct CompareOptions {
   std::string arm = "patched";  // which arm of each bundle to compare: control | patched | all
   double material_pct = 1.0;
   uint64_t seed = 1;
+  // Compare bundles whose environments differ (environment_changes); the differences go to
+  // the comparison's extra.environment_changes and the report shows them at the top.
+  bool allow_environment_change = false;
 };
 
-// Throws UserError when the bundles do not measure the same workloads the same way.
+// One fact two bundles must share to be comparable (CPU model, backend, kernel config, ...).
+// `machine` marks the facts of the machine itself, which make its fingerprint.
+struct EnvironmentFact {
+  std::string name;
+  std::string value;  // empty: the bundle does not say
+  bool machine = false;
+};
+
+// The facts of B's environment that matter for comparing ARM's points (control | patched |
+// all: the kernel config of each arm compared).
+std::vector<EnvironmentFact> environment_of(const evidence::Bundle& b, const std::string& arm);
+
+struct EnvironmentChange {
+  std::string name, before, after;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EnvironmentChange, name, before, after)
+
+// Facts both bundles state and that differ; a fact one bundle does not state is not
+// counted (older bundles).
+std::vector<EnvironmentChange> environment_changes(const evidence::Bundle& before,
+                                                   const evidence::Bundle& after, const std::string& arm);
+
+// A short stable identity of the machine a bundle was measured on: the first 16 hex digits
+// of the SHA-256 of its machine facts.
+std::string machine_fingerprint(const evidence::Bundle& b);
+
+// Throws UserError when the bundles do not measure the same workloads the same way, or
+// (without allow_environment_change) were measured in different environments.
 evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence::Bundle& after,
                                  const CompareOptions& options);
 

@@ -81,6 +81,7 @@ class Builder {
         "ksandwich report: " +
         (b_.experiment_name.empty() ? std::string("(unnamed experiment)") : b_.experiment_name);
     doc_.verdict = b_.verdict;
+    environment_changes();
     header();
     nothing_measured();
     plots();
@@ -669,6 +670,17 @@ class Builder {
       std::string scope = names.size() == workloads.size() ? "" : "(" + join(names, ", ") + ") ";
       paragraph("- " + scope + note, "ks-note", 2);
     }
+  }
+
+  // `compare --allow-environment-change`: what differed between the two runs, first.
+  void environment_changes() {
+    auto it = b_.extra.is_object() ? b_.extra.find("environment_changes") : b_.extra.end();
+    if (!b_.extra.is_object() || it == b_.extra.end() || !it->is_array() || it->empty()) return;
+    paragraph("Environment changed between A and B (compared with --allow-environment-change); "
+              "the ratios below include these differences:", "ks-environment-changes ks-bad");
+    for (auto& c : *it)
+      paragraph(fmt::format("- {}: {} -> {}", first_of(c, {"name"}), first_of(c, {"before"}), first_of(c, {"after"})),
+                "ks-environment-change", 2);
   }
 
   // Differences in what the points read back (clocksource, governor, ...).

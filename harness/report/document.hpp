@@ -57,6 +57,9 @@ Document build_document(const evidence::Bundle& bundle, const Options& options);
 // The SVG plot of every round of every point of one workload, in run order.
 std::string svg_plot(const evidence::Bundle& bundle, const std::string& workload);
 
+// An axis step: 1, 2 or 5 times a power of ten, near range / 5.
+double nice_step(double range);
+
 // Escapes & < > " ' for HTML text and attribute values.
 std::string html_escape(std::string_view text);
 

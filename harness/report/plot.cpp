@@ -36,7 +36,8 @@ std::string colour(const std::string& arm, const std::string& control, const std
   return others[sum % 4];
 }
 
-// 1, 2 or 5 times a power of ten, near range / 5.
+}  // namespace
+
 double nice_step(double range) {
   double raw = range / 5;
   double magnitude = std::pow(10, std::floor(std::log10(raw)));
@@ -44,6 +45,8 @@ double nice_step(double range) {
     if (raw <= m * magnitude) return m * magnitude;
   return 10 * magnitude;
 }
+
+namespace {
 
 // Thousands separators keep large IOPS figures readable: "41,250.0".
 std::string number(double v, int decimals) {

@@ -1,7 +1,9 @@
 // `ksandwich compare`: last night's bundle against tonight's, with the same verdict rules.
 #include <catch2/catch.hpp>
 
+#include "pipeline/bundle_file.hpp"
 #include "pipeline/compare.hpp"
+#include "report/report.hpp"
 #include "util/error.hpp"
 
 using namespace ks;
@@ -77,4 +79,65 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
   pipeline::CompareOptions control_only;
   control_only.arm = "control";
   CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3), run_of(5000, 3), control_only), UserError);
+}
+
+namespace {
+
+evidence::Bundle real_bundle() {
+  return pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
+}
+
+}  // namespace
+
+TEST_CASE("compare: a real bundle against itself has no environment change") {
+  auto a = real_bundle();
+  CHECK(pipeline::environment_changes(a, a, "patched").empty());
+  auto c = pipeline::compare_bundles(a, a, {});
+  CHECK_FALSE(c.extra.contains("environment_changes"));
+  CHECK(pipeline::machine_fingerprint(a).size() == 16);
+}
+
+TEST_CASE("compare: another CPU, accelerator, config or tool major version is refused, naming each") {
+  auto a = real_bundle();
+  auto b = a;
+  b.machine["cpu_model"] = "AMD EPYC 7763 64-Core Processor";
+  b.machine["accelerator"]["used"] = "kvm";
+  b.builds["patched"]["config"]["sha256"] = "0123";
+  b.tool["version"] = "1.0.0";
+  auto changes = pipeline::environment_changes(a, b, "patched");
+  std::vector<std::string> names;
+  for (auto& ch : changes) names.push_back(ch.name);
+  CHECK(names == std::vector<std::string>{"CPU model", "accelerator", "kernel config (patched)",
+                                          "tool major version"});
+  CHECK(pipeline::machine_fingerprint(a) != pipeline::machine_fingerprint(b));
+  try {
+    pipeline::compare_bundles(a, b, {});
+    FAIL("compare accepted bundles from two machines");
+  } catch (const UserError& e) {
+    std::string what = e.what();
+    CHECK(what.find("CPU model: 'Intel(R) Xeon(R) Processor' in A, 'AMD EPYC 7763 64-Core Processor' in B") !=
+          std::string::npos);
+    CHECK(what.find("accelerator: 'tcg' in A, 'kvm' in B") != std::string::npos);
+    CHECK(std::string(e.hint()).find("--allow-environment-change") != std::string::npos);
+  }
+  // The control arm's config did not change: comparing control arms names one fewer fact.
+  CHECK(pipeline::environment_changes(a, b, "control").size() == 3);
+}
+
+TEST_CASE("compare: --allow-environment-change compares and puts the differences first in the report") {
+  auto a = real_bundle();
+  auto b = a;
+  b.machine["cpu_model"] = "AMD EPYC 7763 64-Core Processor";
+  b.tool["version"] = "0.2.0";  // same major version: comparable
+  pipeline::CompareOptions o;
+  o.allow_environment_change = true;
+  auto c = pipeline::compare_bundles(a, b, o);
+  REQUIRE(c.extra.contains("environment_changes"));
+  REQUIRE(c.extra["environment_changes"].size() == 1);
+  CHECK(c.extra["environment_changes"][0]["name"] == "CPU model");
+  auto text = report::text(c);
+  auto at = text.find("Environment changed between A and B");
+  REQUIRE(at != std::string::npos);
+  CHECK(text.find("CPU model: Intel(R) Xeon(R) Processor -> AMD EPYC 7763 64-Core Processor") != std::string::npos);
+  CHECK(at < text.find("Backend"));
 }

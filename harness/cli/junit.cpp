@@ -1,0 +1,30 @@
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "report/junit.hpp"
+#include "util/files.hpp"
+
+namespace ks::cli {
+
+void set_junit_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand("junit", "JUnit XML of a bundle for CI: one test case per workload (material "
+                                          "regression: failure; INVALID: error; INCONCLUSIVE: skipped)");
+  struct Args {
+    std::string bundle, out;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("bundle", args->bundle, "bundle.json")->required();
+  cmd->add_option("--out", args->out, "write the XML here instead of standard output");
+  cmd->callback([args, &context] {
+    check_json_file(args->bundle, "bundle");
+    auto xml = report::junit(pipeline::load_bundle(args->bundle));
+    if (args->out.empty())
+      fmt::print("{}", xml);
+    else
+      write_file_atomic(args->out, xml);
+    context.exit_code = 0;
+  });
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,42 @@
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "history/store.hpp"
+#include "util/error.hpp"
+
+namespace ks::cli {
+
+// One night of a nightly job: `run` of the experiment (a confirm sandwich of the baseline
+// against the branch tip), then its bundle into the history, so `trend` sees the night.
+void set_nightly_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand("nightly", "one night: run EXPERIMENT, then add its bundle to the history "
+                                            "(exit code as `run`'s)");
+  struct Args {
+    std::string experiment, db, out;
+    bool dry_run = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("experiment", args->experiment, "experiment file (baseline as control, branch tip as patched)")
+      ->required();
+  cmd->add_option("--history", args->db, "the history file (created when missing)")->required();
+  cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)");
+  cmd->add_flag("--dry-run", args->dry_run, "print the plan and what would be recorded; touch nothing");
+  cmd->callback([args, &context] {
+    auto o = fresh_run_options(args->experiment, args->out);
+    o.dry_run = args->dry_run;
+    set_tool(o, context);
+    if (!args->dry_run) history::Store store(args->db);  // refuse a bad history before hours of running
+    int code = pipeline::run(o);
+    append_step_summary(o);
+    if (args->dry_run) {
+      fmt::print("nightly: would add {} to the history {}\n", (o.out_dir / "bundle.json").string(), args->db);
+    } else {
+      history::Store store(args->db);
+      auto added = history::add_bundle_file(store, o.out_dir / "bundle.json", context.repo_dir / "results-schema");
+      fmt::print("nightly: {} added to {} as run {}\n", (o.out_dir / "bundle.json").string(), args->db, added.id);
+    }
+    context.exit_code = code;
+  });
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,207 @@
+#include "history/store.hpp"
+
+#include <fmt/format.h>
+
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/compare.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::history {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSchema = R"SQL(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  experiment TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  added_at TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  control_source TEXT NOT NULL,
+  patched_source TEXT NOT NULL,
+  machine_fingerprint TEXT NOT NULL,
+  machine TEXT NOT NULL,
+  tool_version TEXT NOT NULL,
+  tool_revision TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  bundle_path TEXT NOT NULL,
+  bundle_sha256 TEXT NOT NULL UNIQUE
+);
+CREATE INDEX runs_by_experiment ON runs (experiment, created_at);
+CREATE TABLE workloads (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  workload TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  ratio REAL, ratio_low REAL, ratio_high REAL, level REAL,
+  mde_pct REAL,
+  verdict TEXT NOT NULL,
+  material INTEGER NOT NULL,
+  PRIMARY KEY (run_id, workload)
+);
+)SQL";
+
+constexpr const char* kRunColumns =
+    "id, experiment, created_at, added_at, backend, control_source, patched_source, machine_fingerprint, "
+    "machine, tool_version, tool_revision, verdict, bundle_path, bundle_sha256";
+
+RunRecord run_from(const Statement& s) {
+  RunRecord r;
+  r.id = s.integer(0);
+  std::string* fields[] = {&r.experiment,   &r.created_at,   &r.added_at,      &r.backend,
+                           &r.control_source, &r.patched_source, &r.machine_fingerprint, &r.machine,
+                           &r.tool_version, &r.tool_revision, &r.verdict,       &r.bundle_path,
+                           &r.bundle_sha256};
+  for (int i = 0; i < 13; ++i) *fields[i] = s.text(i + 1);
+  return r;
+}
+
+std::string string_at(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+}  // namespace
+
+void to_json(json& j, const WorkloadRecord& w) {
+  auto number = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  j = {{"run_id", w.run_id}, {"workload", w.workload}, {"metric", w.metric}, {"ratio", number(w.ratio)},
+       {"ratio_low", number(w.ratio_low)}, {"ratio_high", number(w.ratio_high)}, {"level", number(w.level)},
+       {"mde_pct", number(w.mde_pct)},
+       {"verdict", w.verdict}, {"material", w.material}};
+}
+
+std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
+  if (!b.builds.is_object() || !b.builds.contains(arm) || !b.builds[arm].is_object())
+    return "running kernel " + string_at(b.machine, "kernel_release");
+  auto& build = b.builds[arm];
+  json source = build.value("source", json::object());
+  std::string commit = string_at(source, "commit");
+  std::string id = !commit.empty() ? "commit " + commit
+                                   : string_at(source, "version") + " (sha256 " +
+                                         string_at(source, "archive_sha256").substr(0, 12) + ")";
+  if (build.contains("patches") && build["patches"].is_array())
+    for (auto& p : build["patches"]) id += " + patch " + string_at(p, "sha256").substr(0, 12);
+  return id;
+}
+
+Store::Store(const fs::path& path) : db_(path) {
+  int version = 0;
+  try {
+    auto s = db_.prepare("PRAGMA user_version");
+    if (s.step()) version = static_cast<int>(s.integer(0));
+  } catch (const SystemError& e) {
+    throw UserError(path.string() + " is not a ksandwich history (" + e.what() + ")",
+                    "pass the SQLite file `ksandwich history add` made, or a new path");
+  }
+  if (version > kSchemaVersion)
+    throw UserError(fmt::format("{} has history schema version {}; this ksandwich reads up to {}", path.string(),
+                                version, kSchemaVersion),
+                    "use the ksandwich that wrote it, or a newer one");
+  db_.exec("PRAGMA foreign_keys = ON");
+  if (version == 0) {
+    Transaction t(db_);
+    auto tables = db_.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    tables.step();
+    if (tables.integer(0) != 0)
+      throw UserError(path.string() + " is a SQLite database but not a ksandwich history",
+                      "pass a new path or a history made by `ksandwich history add`");
+    db_.exec(kSchema);
+    db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+    t.commit();
+  }
+}
+
+Store::Added Store::add(const evidence::Bundle& b, const fs::path& path, const std::string& sha256,
+                        const std::function<void()>& between) {
+  Transaction t(db_);
+  auto existing = db_.prepare("SELECT id FROM runs WHERE bundle_sha256 = ?1");
+  existing.bind(1, sha256);
+  if (existing.step()) return {existing.integer(0), true};
+
+  auto insert = db_.prepare(
+      "INSERT INTO runs (experiment, created_at, added_at, backend, control_source, patched_source, "
+      "machine_fingerprint, machine, tool_version, tool_revision, verdict, bundle_path, bundle_sha256) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  std::string machine = string_at(b.machine, "cpu_model");
+  if (b.machine.is_object() && b.machine.contains("cores")) machine += fmt::format(", {} cores", b.machine["cores"].dump());
+  std::string values[] = {b.experiment_name, b.created_at, now_utc_iso8601(), b.backend,
+                          source_identity(b, "control"), source_identity(b, "patched"),
+                          pipeline::machine_fingerprint(b), machine, string_at(b.tool, "version"),
+                          string_at(b.tool, "git_revision"), b.verdict, fs::absolute(path).lexically_normal().string(),
+                          sha256};
+  for (int i = 0; i < 13; ++i) insert.bind(i + 1, values[i]);
+  insert.run();
+  int64_t id = db_.last_insert_id();
+  if (between) between();
+
+  for (auto& w : b.analysis->workloads) {
+    auto workload = db_.prepare(
+        "INSERT INTO workloads (run_id, workload, metric, ratio, ratio_low, ratio_high, level, mde_pct, verdict, "
+        "material) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    auto ci = w.ratio_ci;
+    workload.bind(1, id).bind(2, w.workload).bind(3, w.metric);
+    workload.bind(4, ci ? std::optional(ci->estimate) : std::nullopt)
+        .bind(5, ci ? std::optional(ci->low) : std::nullopt)
+        .bind(6, ci ? std::optional(ci->high) : std::nullopt)
+        .bind(7, ci ? std::optional(ci->level) : std::nullopt)
+        .bind(8, w.mde_pct)
+        .bind(9, w.verdict)
+        .bind(10, int64_t{w.material});
+    workload.run();
+  }
+  t.commit();
+  return {id, false};
+}
+
+std::vector<RunRecord> Store::runs(const std::string& experiment) {
+  auto s = db_.prepare(fmt::format("SELECT {} FROM runs WHERE ?1 = '' OR experiment = ?1 ORDER BY created_at, id",
+                                   kRunColumns));
+  s.bind(1, experiment);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(run_from(s));
+  return out;
+}
+
+std::optional<RunRecord> Store::run(int64_t id) {
+  auto s = db_.prepare(fmt::format("SELECT {} FROM runs WHERE id = ?1", kRunColumns));
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return run_from(s);
+}
+
+std::vector<WorkloadRecord> Store::workloads(int64_t run_id) {
+  auto s = db_.prepare(
+      "SELECT run_id, workload, metric, ratio, ratio_low, ratio_high, level, mde_pct, verdict, material "
+      "FROM workloads WHERE run_id = ?1 ORDER BY workload");
+  s.bind(1, run_id);
+  std::vector<WorkloadRecord> out;
+  while (s.step())
+    out.push_back({s.integer(0), s.text(1), s.text(2), s.real(3), s.real(4), s.real(5), s.real(6), s.real(7),
+                   s.text(8), s.integer(9) != 0});
+  return out;
+}
+
+std::string Store::integrity_check() {
+  auto s = db_.prepare("PRAGMA integrity_check");
+  std::string out;
+  while (s.step()) out += (out.empty() ? "" : "\n") + s.text(0);
+  return out;
+}
+
+Store::Added add_bundle_file(Store& store, const fs::path& path, const fs::path& schema_dir) {
+  auto bundle = pipeline::load_bundle(path);  // UserError when missing or not a bundle
+  auto problems = pipeline::validate_bundle_file(path, schema_dir);
+  if (!problems.empty())
+    throw UserError(fmt::format("{} is not a valid bundle ({} problem(s)): {}", path.string(), problems.size(),
+                                join(problems, "; ")),
+                    "`ksandwich validate " + path.string() + "` says more; only valid bundles enter the history");
+  if (!bundle.analysis || bundle.analysis->workloads.empty())
+    throw UserError(path.string() + " has no analysis: the run did not finish",
+                    "finish it with `ksandwich run --resume DIR`, then add its bundle");
+  return store.add(bundle, path, sha256_file(path));
+}
+
+}  // namespace ks::history

@@ -1,0 +1,53 @@
+#pragma once
+// `ksandwich trend`: the tip/baseline ratio of each workload night by night, from the
+// history, with its change points (stats/change_points.hpp: E-divisive means on the log
+// ratios, permutation test) and, for each, the commits between the last night before it and
+// the first night after it. Building the trend from records and rendering it are pure.
+#include <string>
+#include <vector>
+
+#include "history/store.hpp"
+#include "stats/change_points.hpp"
+
+namespace ks::history {
+
+struct Night {
+  int64_t run_id = 0;
+  std::string time;      // the run's created_at
+  std::string baseline;  // control_source
+  std::string tip;       // patched_source
+  std::string verdict;
+  double ratio = 1, low = 1, high = 1, level = 0.95;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Night, run_id, time, baseline, tip, verdict, ratio, low, high, level)
+
+struct Change {
+  size_t night = 0;         // index of the first night after the change
+  double p_value = 1;
+  double ratio_before = 1;  // geometric mean ratio of the segments either side
+  double ratio_after = 1;
+  Night last_before, first_after;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Change, night, p_value, ratio_before, ratio_after, last_before, first_after)
+
+struct WorkloadTrend {
+  std::string experiment, workload, metric;
+  std::vector<Night> nights;  // oldest first; nights without an interval are left out
+  std::vector<Change> changes;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadTrend, experiment, workload, metric, nights, changes)
+
+// Change points of the nights' log ratios.
+std::vector<Change> changes_of(const std::vector<Night>& nights, const stats::ChangePointOptions& options = {});
+
+// Every workload of EXPERIMENT (every experiment when empty) in the history.
+std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment,
+                                    const stats::ChangePointOptions& options = {});
+
+// text | markdown | html (with an SVG plot per workload) | json; UserError for another name.
+std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::string& format);
+
+// "git log A..B" when both tips are git commits (patches on top are left out), else "A -> B".
+std::string commit_range(const Night& last_before, const Night& first_after);
+
+}  // namespace ks::history

@@ -1,0 +1,91 @@
+#include "stats/change_points.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "stats/random.hpp"
+
+namespace ks::stats {
+namespace {
+
+struct Split {
+  size_t at = 0;   // index into the whole series
+  double q = -1;   // -1: the segment is too short to split
+};
+
+// The best split of VALUES[begin, end) by the energy statistic with exponent 1:
+//   E = 2/(a b) sum|x - y| - 1/C(a,2) sum|x - x'| - 1/C(b,2) sum|y - y'|,  Q = a b / (a + b) E
+// for the a observations left of the split and the b right of it. Running sums make one
+// scan O(m^2): moving one observation from the right side to the left adds its distances to
+// the left ones and removes its distances to the right ones.
+Split best_split(const std::vector<double>& v, size_t begin, size_t end, size_t min_segment) {
+  Split best;
+  size_t m = end - begin;
+  if (m < 2 * min_segment) return best;
+  double total = 0;
+  for (size_t i = begin; i < end; ++i)
+    for (size_t j = i + 1; j < end; ++j) total += std::fabs(v[i] - v[j]);
+  double left = 0, right = total;
+  for (size_t t = begin; t < end; ++t) {
+    // Observation t moves to the left side; the split is then at t + 1.
+    for (size_t i = begin; i < t; ++i) left += std::fabs(v[i] - v[t]);
+    for (size_t j = t + 1; j < end; ++j) right -= std::fabs(v[t] - v[j]);
+    double a = static_cast<double>(t + 1 - begin), b = static_cast<double>(end - t - 1);
+    if (a < min_segment || b < min_segment) continue;
+    double cross = total - left - right;
+    double e = 2 * cross / (a * b) - left / (a * (a - 1) / 2) - right / (b * (b - 1) / 2);
+    double q = a * b / (a + b) * e;
+    if (q > best.q) best = {t + 1, q};
+  }
+  return best;
+}
+
+// The best split over every segment between consecutive BOUNDS.
+Split best_over(const std::vector<double>& v, const std::vector<size_t>& bounds, size_t min_segment) {
+  Split best;
+  for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+    Split s = best_split(v, bounds[k], bounds[k + 1], min_segment);
+    if (s.q > best.q) best = s;
+  }
+  return best;
+}
+
+double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
+  return std::accumulate(v.begin() + begin, v.begin() + end, 0.0) / static_cast<double>(end - begin);
+}
+
+}  // namespace
+
+std::vector<ChangePoint> e_divisive_means(const std::vector<double>& series, const ChangePointOptions& o) {
+  size_t min_segment = std::max<size_t>(o.min_segment, 2);  // a side needs a pair for its spread
+  std::vector<size_t> bounds = {0, series.size()};
+  std::vector<ChangePoint> found;
+  Xoshiro256 rng(o.seed);
+  std::vector<double> shuffled(series.size());
+  while (true) {
+    Split proposal = best_over(series, bounds, min_segment);
+    if (proposal.q < 0) break;
+    // Once too many permuted maxima reach the observed one the proposal cannot pass, so the
+    // rest of the permutations would not change the decision.
+    int reached = 0, most = static_cast<int>(std::floor(o.alpha * (1.0 + o.permutations) + 1e-9)) - 1;
+    for (int r = 0; r < o.permutations && reached <= most; ++r) {
+      shuffled = series;
+      for (size_t k = 0; k + 1 < bounds.size(); ++k)  // Fisher-Yates within each segment
+        for (size_t i = bounds[k + 1] - 1; i > bounds[k]; --i)
+          std::swap(shuffled[i], shuffled[bounds[k] + rng.below(i - bounds[k] + 1)]);
+      if (best_over(shuffled, bounds, min_segment).q >= proposal.q) ++reached;
+    }
+    if (reached > most) break;
+    double p = (1.0 + reached) / (1.0 + o.permutations);
+    auto at = std::upper_bound(bounds.begin(), bounds.end(), proposal.at);
+    size_t begin = *(at - 1), end = *at;
+    found.push_back({proposal.at, p, proposal.q, mean_of(series, begin, proposal.at),
+                     mean_of(series, proposal.at, end)});
+    bounds.insert(at, proposal.at);
+  }
+  std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.index < b.index; });
+  return found;
+}
+
+}  // namespace ks::stats

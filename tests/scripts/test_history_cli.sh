@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The nightly commands end to end on a real bundle (tests/data/bundles/qemu-confirm.json):
+# compare refuses another machine (exit 2) unless --allow-environment-change; history add,
+# list and show on a real SQLite file, refusing a tampered bundle (exit 2); trend in every
+# format; junit XML.
+set -u
+ks="$KS_BINARY_DIR/bin/ksandwich"
+[ -x "$ks" ] || { echo "SKIP: $ks is not built"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+bundle="$KS_SOURCE_DIR/tests/data/bundles/qemu-confirm.json"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# expect CODE NAME TEXT -- COMMAND...: COMMAND exits CODE and prints TEXT (stdout or stderr).
+expect() {
+  local code=$1 name=$2 text=$3
+  shift 4
+  local out got
+  out=$("$@" 2>&1)
+  got=$?
+  if [ "$got" -ne "$code" ]; then fail "$name: exit $got, expected $code: $(head -c 600 <<<"$out")"
+  elif ! grep -qF -- "$text" <<<"$out"; then fail "$name: output lacks '$text': $(head -c 600 <<<"$out")"
+  else echo "ok   $name"; fi
+}
+
+jq '.machine.cpu_model = "AMD EPYC 7763 64-Core Processor"' "$bundle" >"$tmp/other-machine.json"
+expect 2 "compare refuses another CPU" "CPU model: 'Intel(R) Xeon(R) Processor' in A, 'AMD EPYC 7763 64-Core Processor' in B" \
+  -- "$ks" compare "$bundle" "$tmp/other-machine.json"
+out=$("$ks" compare "$bundle" "$tmp/other-machine.json" --allow-environment-change 2>&1)
+code=$?
+if [ "$code" -eq 2 ]; then fail "compare --allow-environment-change exited 2: $out"
+elif ! changed=$(grep -n -m1 'Environment changed between A and B' <<<"$out" | cut -d: -f1) ||
+     [ "$changed" -ge "$(grep -n -m1 'Backend' <<<"$out" | cut -d: -f1)" ]; then
+  fail "compare --allow-environment-change: the change is not above the header: $(head -c 600 <<<"$out")"
+else echo "ok   compare --allow-environment-change puts the change first (exit $code)"; fi
+
+db="$tmp/history.sqlite"
+expect 0 "history add" "added as run 1" -- "$ks" history add --history "$db" "$bundle"
+expect 0 "history add, again" "already in the history as run 1" -- "$ks" history add --history "$db" "$bundle"
+jq '.rows[5].ns_per_op *= 3' "$bundle" >"$tmp/tampered.json"
+expect 2 "history add refuses a tampered bundle" "is not a valid bundle" -- "$ks" history add --history "$db" "$tmp/tampered.json"
+expect 0 "history list" "INCONCLUSIVE" -- "$ks" history list --history "$db"
+expect 0 "history show" "clone" -- "$ks" history show --history "$db" 1
+expect 2 "history show, no such run" "the history has no run 7" -- "$ks" history show --history "$db" 7
+[ "$("$ks" history list --history "$db" --json | jq length)" = 1 ] || fail "history list --json: not one run"
+[ "$(sqlite3 "$db" 'PRAGMA user_version; PRAGMA integrity_check;' | tr '\n' ' ')" = "1 ok " ] ||
+  fail "schema version or integrity"
+echo "not sqlite" >"$tmp/text.sqlite"
+expect 2 "history refuses a file that is not a history" "is not a ksandwich history" -- "$ks" history list --history "$tmp/text.sqlite"
+
+for format in text markdown html json; do
+  expect 0 "trend --format $format" "clone" -- "$ks" trend --history "$db" --format "$format"
+done
+expect 0 "junit" '<testcase classname="ksandwich.default" name="clone"><skipped' -- "$ks" junit "$bundle"
+
+[ "$failures" -eq 0 ] && echo "ok: history, trend, junit and compare's environment check"
+exit $((failures > 0))

@@ -1,0 +1,161 @@
+// The history store on a real SQLite file: a real bundle in, the same figures out; a
+// writer that throws or is killed mid-transaction leaves the file consistent and unchanged;
+// what is not a valid bundle, or not a history, is refused.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "history/store.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "support/temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kBundle = fs::path(KS_SOURCE_DIR) / "tests/data/bundles/qemu-confirm.json";
+const fs::path kSchemaDir = fs::path(KS_SOURCE_DIR) / "results-schema";
+
+int64_t count(const fs::path& db, const std::string& table) {
+  history::Database d(db);
+  auto s = d.prepare("SELECT count(*) FROM " + table);
+  s.step();
+  return s.integer(0);
+}
+
+}  // namespace
+
+TEST_CASE("history: a real bundle is recorded with its run and workload figures", "[history]") {
+  test::TempDir dir("ks-history");
+  auto db = dir.path / "history.sqlite";
+  auto bundle = pipeline::load_bundle(kBundle);
+  int64_t id = 0;
+  {
+    history::Store store(db);
+    auto added = history::add_bundle_file(store, kBundle, kSchemaDir);
+    CHECK_FALSE(added.already);
+    id = added.id;
+    auto again = history::add_bundle_file(store, kBundle, kSchemaDir);  // the same bundle twice
+    CHECK(again.already);
+    CHECK(again.id == id);
+  }
+  history::Store store(db);  // reopened
+  auto runs = store.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(store.runs("default").size() == 1);
+  CHECK(store.runs("other").empty());
+  auto run = store.run(id);
+  REQUIRE(run);
+  CHECK(run->experiment == "default");
+  CHECK(run->created_at == bundle.created_at);
+  CHECK(run->verdict == "INCONCLUSIVE");
+  CHECK(run->backend == "qemu");
+  CHECK(run->tool_version == "0.1.0");
+  CHECK(run->bundle_sha256 == sha256_file(kBundle));
+  CHECK(run->bundle_path == fs::absolute(kBundle).lexically_normal().string());
+  CHECK(run->machine_fingerprint.size() == 16);
+  CHECK(run->control_source.rfind("6.1.192 (sha256 cacdc3830989)", 0) == 0);
+  CHECK(run->patched_source == "6.1.192 (sha256 cacdc3830989) + patch 47fc23920d31");
+  auto workloads = store.workloads(id);
+  REQUIRE(workloads.size() == bundle.analysis->workloads.size());
+  for (auto& w : bundle.analysis->workloads) {
+    auto it = std::find_if(workloads.begin(), workloads.end(), [&](auto& r) { return r.workload == w.workload; });
+    REQUIRE(it != workloads.end());
+    CHECK(it->verdict == w.verdict);
+    REQUIRE(it->ratio);
+    CHECK(*it->ratio == w.ratio_ci->estimate);
+    CHECK(*it->ratio_low == w.ratio_ci->low);
+    CHECK(*it->ratio_high == w.ratio_ci->high);
+    CHECK(*it->mde_pct == *w.mde_pct);
+  }
+  CHECK(store.integrity_check() == "ok");
+  history::Database raw(db);
+  auto version = raw.prepare("PRAGMA user_version");
+  version.step();
+  CHECK(version.integer(0) == history::kSchemaVersion);
+}
+
+TEST_CASE("history: a writer that throws between statements leaves nothing behind", "[history]") {
+  test::TempDir dir("ks-history");
+  auto db = dir.path / "history.sqlite";
+  auto bundle = pipeline::load_bundle(kBundle);
+  {
+    history::Store store(db);
+    CHECK_THROWS_AS(store.add(bundle, kBundle, "sha-1", [] { throw std::runtime_error("power cut"); }),
+                    std::runtime_error);
+    CHECK(store.runs().empty());
+  }
+  CHECK(count(db, "runs") == 0);
+  CHECK(count(db, "workloads") == 0);
+  history::Store store(db);
+  CHECK(store.integrity_check() == "ok");
+  auto added = store.add(bundle, kBundle, "sha-1");  // the same add, uninterrupted, works
+  CHECK(store.workloads(added.id).size() == 3);
+}
+
+TEST_CASE("history: a writer killed mid-transaction leaves the file consistent", "[history]") {
+  test::TempDir dir("ks-history");
+  auto db = dir.path / "history.sqlite";
+  auto bundle = pipeline::load_bundle(kBundle);
+  {
+    history::Store store(db);
+    store.add(bundle, kBundle, "night-1");  // one committed night before the crash
+  }
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the writer: dies by SIGKILL after the run row, before its workloads
+    history::Store store(db);
+    store.add(bundle, kBundle, "night-2", [] { raise(SIGKILL); });
+    _exit(0);  // not reached
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  CHECK(fs::exists(dir.path / "history.sqlite-journal"));  // the rollback journal it left
+  history::Store store(db);  // opening replays the journal
+  CHECK(store.integrity_check() == "ok");
+  auto runs = store.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].bundle_sha256 == "night-1");
+  CHECK(count(db, "workloads") == 3);
+}
+
+TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "[history]") {
+  test::TempDir dir("ks-history");
+  auto db = dir.path / "history.sqlite";
+  history::Store store(db);
+  auto garbage = dir.path / "garbage.json";
+  write_file_atomic(garbage, "{\"not\": \"a bundle\"");
+  CHECK_THROWS_AS(history::add_bundle_file(store, garbage, kSchemaDir), UserError);
+  CHECK_THROWS_AS(history::add_bundle_file(store, dir.path / "missing.json", kSchemaDir), UserError);
+  // A real bundle with one row changed after it was written: its arithmetic no longer adds up.
+  auto j = nlohmann::json::parse(read_file(kBundle));
+  j["rows"][5]["ns_per_op"] = j["rows"][5]["ns_per_op"].get<double>() * 3;
+  auto tampered = dir.path / "tampered.json";
+  write_file_atomic(tampered, j.dump());
+  CHECK_THROWS_AS(history::add_bundle_file(store, tampered, kSchemaDir), UserError);
+  CHECK(store.runs().empty());
+
+  auto text = dir.path / "notes.txt";
+  write_file_atomic(text, std::string(4096, 'x'));
+  CHECK_THROWS_AS(history::Store(text), UserError);
+  {
+    history::Database other(dir.path / "other.sqlite");
+    other.exec("CREATE TABLE t (x)");
+  }
+  CHECK_THROWS_AS(history::Store(dir.path / "other.sqlite"), UserError);
+  {
+    history::Database newer(dir.path / "newer.sqlite");
+    newer.exec("PRAGMA user_version = 99");
+  }
+  CHECK_THROWS_AS(history::Store(dir.path / "newer.sqlite"), UserError);
+}

@@ -1,0 +1,46 @@
+// JUnit XML for CI: one test case per workload of a real bundle; a material regression
+// fails, INVALID errs, INCONCLUSIVE is skipped with its reason.
+#include <catch2/catch.hpp>
+
+#include "pipeline/bundle_file.hpp"
+#include "report/junit.hpp"
+
+using namespace ks;
+
+namespace {
+
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("junit: a real inconclusive run is three skipped test cases with reasons", "[report]") {
+  auto b = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
+  auto xml = report::junit(b);
+  CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0) == 0);
+  CHECK(occurrences(xml, "<testcase ") == 3);
+  CHECK(occurrences(xml, "<skipped message=\"inconclusive at this run&#39;s size") == 3);
+  CHECK(xml.find("name=\"clone\"") != std::string::npos);
+  CHECK(xml.find("tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"3\"") != std::string::npos);
+  CHECK(xml.find("it could detect 54.94%") != std::string::npos);
+}
+
+TEST_CASE("junit: a material regression fails, INVALID errs, NO_CHANGE passes", "[report]") {
+  auto b = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
+  auto& w = b.analysis->workloads;
+  w[0].verdict = "REGRESSION";
+  w[0].material = true;
+  w[1].verdict = "INVALID";
+  w[1].gates_failed = {"kernel_health"};
+  w[2].verdict = "NO_CHANGE";
+  auto xml = report::junit(b);
+  CHECK(xml.find("tests=\"3\" failures=\"1\" errors=\"1\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("<failure type=\"REGRESSION\" message=\"material regression: ns_per_op +17.46%") !=
+        std::string::npos);
+  CHECK(xml.find("<error type=\"INVALID\" message=\"invalid data; failed gates: kernel_health\"/>") !=
+        std::string::npos);
+  CHECK(xml.find("<system-out>NO_CHANGE: ") != std::string::npos);
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One night of a lab machine's nightly job (ksandwich-nightly.service runs it): `ksandwich
+# nightly` (run the experiment, add its bundle to the history), then the trend as HTML and
+# markdown next to the results. --dry-run prints the plan and what would be recorded, and
+# writes nothing.
+#
+# Environment (the service sets it; see ksandwich-nightly.service):
+#   KSANDWICH_EXPERIMENT  the nightly experiment file (baseline as control, branch tip as patched)
+#   KSANDWICH_HISTORY     the history file (default /var/lib/ksandwich/history.sqlite)
+#   KSANDWICH_RESULTS     where each night's directory goes (default /var/lib/ksandwich/results)
+#   KSANDWICH             the ksandwich binary (default: ksandwich on PATH)
+# Exit status: ksandwich's (0 decided, 1 material regression, 2 bad input, 3 invalid,
+# 4 inconclusive, 130 interrupted).
+set -euo pipefail
+
+dry_run=()
+case "${1:-}" in
+  --dry-run) dry_run=(--dry-run) ;;
+  "") ;;
+  *) echo "usage: $0 [--dry-run]" >&2; exit 2 ;;
+esac
+ks=${KSANDWICH:-ksandwich}
+experiment=${KSANDWICH_EXPERIMENT:?set KSANDWICH_EXPERIMENT to the nightly experiment file}
+history=${KSANDWICH_HISTORY:-/var/lib/ksandwich/history.sqlite}
+results=${KSANDWICH_RESULTS:-/var/lib/ksandwich/results}
+out="$results/nightly-$(date -u +%Y-%m-%dT%H%M%SZ)"
+
+code=0
+"$ks" nightly "$experiment" --history "$history" --out "$out" "${dry_run[@]}" || code=$?
+if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$history" ]; then
+  "$ks" trend --history "$history" --format html >"$results/trend.html"
+  "$ks" trend --history "$history" --format markdown >"$results/trend.md"
+fi
+exit "$code"
