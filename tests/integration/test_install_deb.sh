@@ -16,7 +16,7 @@ done
 
 cache=${KSANDWICH_CACHE:-/var/cache/ksandwich}/debootstrap
 mirror=http://deb.debian.org/debian
-bundle=$KS_SOURCE_DIR/tests/data/bundle-default.json
+bundle=$KS_SOURCE_DIR/tests/data/bundles/qemu-confirm.json  # a real main-job bundle (tests/data/README.md)
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/ksandwich-install.XXXXXX")
 root=$work/root
 cleanup() {
