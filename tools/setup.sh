@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine for ksandwich, idempotently: installs every Debian
-# package the harness and its tests need, then configures and builds into build/.
+# Sets up a fresh Debian 12 machine for ksandwich, idempotently: installs the Debian
+# packages that build and run the harness, then configures and builds into build/.
+# `--tests` also installs what only the tests need (the README's test command uses it).
 # Run as root from the repository. Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+tests=false
+case "${1:-}" in
+  "") ;;
+  --tests) tests=true ;;
+  *) echo "usage: tools/setup.sh [--tests]" >&2; exit 2 ;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "tools/setup.sh: run as root (it installs Debian packages)" >&2
@@ -11,8 +19,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 packages=(
-  # build the harness
-  build-essential cmake pkg-config git
+  # build the harness, its man pages and its Debian package (cpack -G DEB)
+  build-essential cmake pkg-config git help2man dpkg-dev
   liburing-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libssl-dev
   # run workloads and make filesystems
   btrfs-progs fio util-linux e2fsprogs kmod
@@ -20,11 +28,18 @@ packages=(
   linux-source-6.1 bc bison flex libelf-dev cpio xz-utils ccache rsync patch
   # boot them
   qemu-system-x86 busybox-static
-  # tests: schema checks and the HTML report in a real browser
-  python3 python3-jsonschema chromium
+  # `ksandwich validate` checks the schema with it
+  python3 python3-jsonschema
   # the history store of nightly runs
   libsqlite3-dev
 )
+if $tests; then
+  packages+=(
+    # the HTML report in a real browser; the .deb installed into a debootstrapped root;
+    # the completion tried with bash-completion
+    chromium debootstrap bash-completion
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

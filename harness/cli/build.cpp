@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
 #include "kernel/audit.hpp"
 #include "kernel/kbuild.hpp"
 #include "kernel/progress.hpp"
@@ -42,11 +43,6 @@ struct BuildArgs {
   bool preflight = false;
   bool json = false;
 };
-
-fs::path repo_dir() {
-  if (const char* home = std::getenv("KSANDWICH_HOME")) return home;
-  return KSANDWICH_SOURCE_DIR;
-}
 
 std::string short_sha(const json& j, const char* key) {
   auto s = j.value(key, std::string{});
@@ -118,7 +114,7 @@ void print_audit(const json& control, const json& patched) {
 
 }  // namespace
 
-void set_build_command(CLI::App& app) {
+void set_build_command(CLI::App& app, const ks::cli::Context& context) {
   auto* cmd = app.add_subcommand(
       "build",
       "build one arm's kernel (or every arm of an experiment) into the build cache and print "
@@ -155,9 +151,9 @@ void set_build_command(CLI::App& app) {
                 "check source, config and patches without compiling");
   cmd->add_flag("--json", args->json, "print the identity as JSON");
 
-  cmd->callback([args] {
+  cmd->callback([args, &context] {
     ks::kernel::BuildRequest base;
-    base.repo_dir = repo_dir();
+    base.repo_dir = context.repo_dir;
     base.config.fragments = {"btrfs-bench.config"};
     std::map<std::string, std::vector<std::string>> arm_patches;
     std::vector<std::string> arm_order;

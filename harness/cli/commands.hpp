@@ -12,7 +12,8 @@ namespace ks::cli {
 // What every subcommand may need to know about where it runs from.
 struct Context {
   std::vector<std::string> command_line;  // argv as given, for the bundle
-  std::filesystem::path repo_dir;         // workloads/fio, configs/, kernel-patches/, results-schema/
+  std::filesystem::path repo_dir;         // the data: workloads/fio, configs/, kernel-patches/, results-schema/
+                                          // (the source tree, or <prefix>/share/ksandwich installed)
   std::filesystem::path agent;            // ksandwich-agent
   int exit_code = 0;                      // set by the subcommand that ran
 };
@@ -48,4 +49,4 @@ void check_json_file(const std::filesystem::path& path, const std::string& what)
 }  // namespace ks::cli
 
 // Written by the kernel-build module (harness/cli/build.cpp).
-void set_build_command(CLI::App& app);
+void set_build_command(CLI::App& app, const ks::cli::Context& context);

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "proc/runner.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace {
 
@@ -17,11 +18,42 @@ fs::path self_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-// The repo holds the fio jobs, configs and patches: KSANDWICH_HOME, else the source tree
-// this binary was built from.
-fs::path find_repo_dir() {
+// The data directory holds what the commands read at run time (KSANDWICH_DATA_DIRS, set in
+// the top CMakeLists.txt: configs/, kernel-patches/, results-schema/, workloads/fio).
+bool holds_data(const fs::path& dir) {
+  if (dir.empty()) return false;
+  for (auto& sub : ks::split(KSANDWICH_DATA_DIRS, ':'))
+    if (!fs::is_directory(dir / sub)) return false;
+  return true;
+}
+
+// KSANDWICH_HOME when set; else <bin>/../share/ksandwich next to an installed binary; else,
+// run from its build tree (build/bin), the source tree it was built from. Empty if none.
+fs::path find_data_dir() {
   if (const char* home = getenv("KSANDWICH_HOME")) return home;
-  return KSANDWICH_SOURCE_DIR;
+  auto bin = self_dir();
+  auto installed = (bin / KSANDWICH_DATA_FROM_BIN).lexically_normal();
+  if (holds_data(installed)) return installed;
+  std::error_code ec;
+  if (fs::equivalent(bin, KSANDWICH_BUILD_BIN_DIR, ec) && holds_data(KSANDWICH_SOURCE_DIR))
+    return KSANDWICH_SOURCE_DIR;
+  return {};
+}
+
+// The subcommands that read the data directory refuse to start without it (exit 2).
+void require_data_dir(const CLI::App& app, const fs::path& data_dir) {
+  bool needed = false;
+  for (auto name : {"run", "calibrate", "nightly", "build"}) needed = needed || app.got_subcommand(name);
+  if (!needed || holds_data(data_dir)) return;
+  auto dirs = ks::join(ks::split(KSANDWICH_DATA_DIRS, ':'), ", ");
+  if (getenv("KSANDWICH_HOME"))
+    throw ks::UserError("KSANDWICH_HOME=" + data_dir.string() + " does not hold ksandwich's data (" + dirs + ")",
+                        "point KSANDWICH_HOME at a ksandwich source tree or <prefix>/share/ksandwich, or unset it");
+  auto installed = (self_dir() / KSANDWICH_DATA_FROM_BIN).lexically_normal();
+  throw ks::UserError("ksandwich's data (" + dirs + ") is not installed next to this binary: looked in " +
+                          installed.string(),
+                      "install with `cmake --install build` or the .deb (cpack -G DEB), run build/bin/ksandwich "
+                      "from its build tree, or set KSANDWICH_HOME to a ksandwich source tree");
 }
 
 // The agent sits next to ksandwich (build/bin/, or wherever both were installed).
@@ -51,7 +83,7 @@ int main(int argc, char** argv) {
 
   ks::cli::Context context;
   context.command_line.assign(argv, argv + argc);
-  context.repo_dir = find_repo_dir();
+  context.repo_dir = find_data_dir();
   context.agent = find_agent();
 
   ks::cli::set_run_command(app, context);
@@ -64,7 +96,8 @@ int main(int argc, char** argv) {
   ks::cli::set_nightly_command(app, context);
   ks::cli::set_trend_command(app, context);
   ks::cli::set_junit_command(app, context);
-  set_build_command(app);
+  set_build_command(app, context);
+  app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
 
   ks::proc::install_interrupt_handlers();
   try {

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `cmake --install` into a temporary prefix: the installed ksandwich finds its data in
+# <prefix>/share/ksandwich from any directory, KSANDWICH_HOME overrides it, a copied binary
+# without data says so (exit 2), and the man pages and the bash completion work.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+cmake --install "$KS_BINARY_DIR" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; exit 1; }
+ks=$prefix/bin/ksandwich
+for f in bin/ksandwich bin/ksandwich-agent share/ksandwich/configs/experiments/default.json \
+  share/ksandwich/kernel-patches/btrfs-drop-sb-nosec.patch share/ksandwich/results-schema/bundle.schema.json \
+  share/ksandwich/workloads/fio/dio-randwrite.fio share/bash-completion/completions/ksandwich; do
+  [ -e "$prefix/$f" ] || fail "not installed: $f"
+done
+
+# expect NAME EXIT_CODE TEXT -- COMMAND...: run from $tmp/elsewhere, not the source tree.
+mkdir -p "$tmp/elsewhere"
+expect() {
+  local name=$1 want=$2 text=$3
+  shift 4
+  local out code
+  out=$(cd "$tmp/elsewhere" && "$@" 2>&1)
+  code=$?
+  if [ "$code" -ne "$want" ]; then
+    fail "$name: exit $code, expected $want; output: $out"
+  elif ! grep -qF -- "$text" <<<"$out"; then
+    fail "$name: output lacks '$text'; output: $out"
+  else
+    echo "ok   $name: $(grep -m1 -F -- "$text" <<<"$out")"
+  fi
+}
+
+data=$prefix/share/ksandwich
+# The data is found next to the binary, not in the source tree it was built from.
+expect "installed dry run" 0 "--job $data/workloads/fio/dio-randwrite.fio" -- \
+  "$ks" run "$data/configs/experiments/host-fio.json" --dry-run
+mkdir -p "$tmp/lone" "$tmp/empty"
+cp "$KS_BINARY_DIR/bin/ksandwich" "$tmp/lone/"
+expect "copied binary: --version" 0 "ksandwich " -- "$tmp/lone/ksandwich" --version
+expect "copied binary: run" 2 "is not installed next to this binary: looked in $tmp/share/ksandwich" -- \
+  "$tmp/lone/ksandwich" run "$data/configs/experiments/host-fio.json" --dry-run
+expect "copied binary: the hint" 2 "KSANDWICH_HOME" -- "$tmp/lone/ksandwich" validate x.json
+expect "copied binary, KSANDWICH_HOME" 0 "--job $data/workloads/fio/dio-randwrite.fio" -- \
+  env KSANDWICH_HOME="$data" "$tmp/lone/ksandwich" run "$data/configs/experiments/host-fio.json" --dry-run
+expect "KSANDWICH_HOME without data" 2 "KSANDWICH_HOME=$tmp/empty does not hold" -- \
+  env KSANDWICH_HOME="$tmp/empty" "$ks" run "$data/configs/experiments/host-fio.json" --dry-run
+
+# Man pages, when help2man was there at build time: one per subcommand, from --help.
+if command -v help2man >/dev/null; then
+  for sub in "" -run -doctor -report -validate -compare -calibrate -build; do
+    page=$prefix/share/man/man1/ksandwich$sub.1.gz
+    [ -f "$page" ] || { fail "no man page $page"; continue; }
+    zcat "$page" | grep -q '^\.SH OPTIONS' || fail "$page has no OPTIONS section"
+    zcat "$page" | grep -qi "^ksandwich$sub \\\\- " || fail "$page is not named ksandwich$sub"
+  done
+  [ -f "$prefix/share/man/man1/ksandwich-agent.1.gz" ] || fail "no man page ksandwich-agent.1.gz"
+fi
+
+# The completion, with bash-completion's helpers: subcommands, options, option values.
+if [ -f /usr/share/bash-completion/bash_completion ]; then
+  complete_words() {
+    PATH="$prefix/bin:$PATH" bash -c '
+      source /usr/share/bash-completion/bash_completion
+      source "$1"; shift
+      COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+      _ksandwich ksandwich "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+      echo "${COMPREPLY[*]}"' _ "$prefix/share/bash-completion/completions/ksandwich" "$@"
+  }
+  expect "completion: subcommands" 0 "report" -- complete_words ksandwich rep
+  expect "completion: options" 0 "--tested-by" -- complete_words ksandwich report --te
+  expect "completion: values" 0 "markdown" -- complete_words ksandwich report --format m
+fi
+
+[ "$failures" -eq 0 ]
