@@ -20,8 +20,10 @@ packages=(
   linux-source-6.1 bc bison flex libelf-dev cpio xz-utils ccache rsync patch
   # boot them
   qemu-system-x86 busybox-static
-  # tests: schema checks and the HTML report in a real browser
-  python3 python3-jsonschema chromium
+  # check bundles against their schema (validate, report)
+  python3 python3-jsonschema
+  # tests: the HTML report in a real browser, jq for the JSON outputs
+  chromium jq
 )
 
 missing=()
