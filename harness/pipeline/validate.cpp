@@ -219,7 +219,10 @@ Validation validate_bundle_file(const std::filesystem::path& path) {
 }
 
 evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
-  auto bundle = load_bundle(path);
+  // JSON first (the schema check cannot name a syntax error), then the schema, then the
+  // model, whose own complaints are less telling than the schema's.
+  auto text = read_bundle_text(path);
+  (void)experiment::parse_json_strict(text, path.string());
   auto errors = check_bundle_schema(path);
   if (!errors.empty()) {
     std::string first;
@@ -228,7 +231,7 @@ evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
                                 errors.size(), first),
                     "`ksandwich validate " + path.string() + "` lists every problem");
   }
-  return bundle;
+  return parse_bundle_text(text, path.string());
 }
 
 }  // namespace ks::pipeline
