@@ -28,7 +28,7 @@ packages=(
   linux-source-6.1 bc bison flex libelf-dev cpio xz-utils ccache rsync patch
   # boot them
   qemu-system-x86 busybox-static
-  # `ksandwich validate` checks the schema with it
+  # check bundles against their schema (validate, report)
   python3 python3-jsonschema
   # the history store of nightly runs
   libsqlite3-dev
@@ -36,8 +36,8 @@ packages=(
 if $tests; then
   packages+=(
     # the HTML report in a real browser; the .deb installed into a debootstrapped root;
-    # the completion tried with bash-completion
-    chromium debootstrap bash-completion
+    # the completion tried with bash-completion; jq reads the JSON outputs
+    chromium debootstrap bash-completion jq
   )
 fi
 

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "pipeline/bundle_file.hpp"
+#include "pipeline/validate.hpp"
 #include "report/report.hpp"
 
 namespace ks::cli {
@@ -18,7 +18,7 @@ void set_report_command(CLI::App& app, Context& context) {
   cmd->add_option("--tested-by", args->tested_by, "\"Name <email>\" for the reply block");
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");
-    auto bundle = pipeline::load_bundle(args->bundle);
+    auto bundle = pipeline::load_schema_valid_bundle(args->bundle);  // a bundle that fails its schema: exit 2
     fmt::print("{}", report::render(bundle, args->format, report::Options{args->tested_by}));
     context.exit_code = 0;
   });

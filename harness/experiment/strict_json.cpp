@@ -134,6 +134,10 @@ json parse_json_strict(std::string_view text, const std::string& origin, int max
   } catch (const json::parse_error& err) {
     throw UserError(origin + " is not valid JSON: " + err.what(),
                     "fix the syntax (a JSON linter such as `jq . FILE` shows where)");
+  } catch (const json::out_of_range& err) {
+    // The parser's own refusal of a number no double holds (e.g. 1e999): bad input too.
+    throw UserError(origin + " holds a number out of range: " + err.what(),
+                    "write numbers within the range the schema states");
   }
 }
 

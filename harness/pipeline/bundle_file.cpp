@@ -3,73 +3,35 @@
 #include "experiment/strict_json.hpp"
 #include "pipeline/kernels.hpp"
 
-#include <cmath>
-#include <fmt/format.h>
-#include <map>
-#include <set>
-#include <tuple>
-
 #include "analysis/analyze.hpp"
-#include "proc/runner.hpp"
 #include "trace/direct_hit.hpp"
 #include "trace/kernel_log.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace ks::pipeline {
-namespace {
 
 using nlohmann::json;
 
-bool close_enough(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
-}
-
-// jsonschema from Debian's python3-jsonschema (draft 2020-12). Prints one problem a line.
-constexpr const char* kSchemaCheck = R"PY(
-import json, sys
-try:
-    import jsonschema
-except ImportError:
-    print("python3-jsonschema is not installed (apt-get install python3-jsonschema)")
-    sys.exit(3)
-schema = json.load(open(sys.argv[1]))
-doc = json.load(open(sys.argv[2]))
-validator = jsonschema.Draft202012Validator(schema)
-errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
-for e in errors:
-    print("schema: /" + "/".join(str(p) for p in e.absolute_path) + ": " + e.message[:300])
-sys.exit(1 if errors else 0)
-)PY";
-
-std::vector<std::string> check_schema(const std::filesystem::path& path,
-                                      const std::filesystem::path& schema) {
-  // Debian's interpreter, where python3-jsonschema lives (a pyenv python may shadow it).
-  std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  auto r = proc::run(proc::command({python, "-c", kSchemaCheck, schema.string(), path.string()},
-                      std::chrono::seconds(60)));
-  if (r.exit_code == 3 || !proc::have_program(python))
-    throw UserError("cannot check the schema: " + trim(r.out), "apt-get install python3-jsonschema");
-  std::vector<std::string> problems;
-  for (auto& line : split(r.out, '\n'))
-    if (!trim(line).empty()) problems.push_back(trim(line));
-  if (!r.ok() && problems.empty()) problems.push_back("schema check failed: " + r.describe());
-  return problems;
-}
-
-}  // namespace
-
-evidence::Bundle load_bundle(const std::filesystem::path& path) {
+std::string read_bundle_text(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path))
     throw UserError(path.string() + " does not exist", "pass the bundle.json a run wrote");
-  auto text = read_file(path);
-  experiment::check_json_text(text, path.string());  // no NUL bytes, nesting within bounds
+  return read_file(path);
+}
+
+evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin) {
+  // No NUL bytes, no duplicate keys, nesting within bounds: one reading for every reader.
+  auto j = experiment::parse_json_strict(text, origin);
   try {
-    return evidence::from_json(json::parse(text));
+    return evidence::from_json(j);
   } catch (const json::exception& err) {
-    throw UserError(path.string() + " is not a ksandwich bundle: " + err.what(),
+    throw UserError(origin + " is not a ksandwich bundle: " + err.what(),
                     "check it is the bundle.json of a run (ksandwich validate says more)");
   }
+}
+
+evidence::Bundle load_bundle(const std::filesystem::path& path) {
+  return parse_bundle_text(read_bundle_text(path), path.string());
 }
 
 evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidence::Bundle& b) {
@@ -109,82 +71,6 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   // The kernels differ by the patch and nothing else, or the comparison is not fair.
   if (auto g = matched_build_gate(b.builds)) point_gates.push_back(*g);
   return analysis::analyze(b.points, b.rows, specs, opts, point_gates);
-}
-
-std::vector<std::string> check_arithmetic(const evidence::Bundle& b) {
-  std::vector<std::string> problems;
-  std::map<int, std::string> arm_of;
-  for (auto& p : b.points)
-    if (!arm_of.emplace(p.id, p.arm).second) problems.push_back(fmt::format("point id {} appears twice", p.id));
-  for (size_t i = 0; i < b.rows.size(); ++i) {
-    auto& r = b.rows[i];
-    auto where = fmt::format("rows/{}", i);
-    if (!arm_of.count(r.point)) problems.push_back(where + ": names point " + std::to_string(r.point) + " which does not exist");
-    else if (arm_of[r.point] != r.arm) problems.push_back(where + ": arm " + r.arm + " but point " + std::to_string(r.point) + " ran " + arm_of[r.point]);
-    if (r.ns_per_op && r.ops > 0 && !close_enough(*r.ns_per_op, double(r.elapsed_ns) / double(r.ops)) &&
-        std::fabs(*r.ns_per_op - double(r.elapsed_ns) / double(r.ops)) > 1e-3)
-      problems.push_back(fmt::format("{}: ns_per_op {} is not elapsed_ns / ops = {}", where, *r.ns_per_op,
-                                     double(r.elapsed_ns) / double(r.ops)));
-  }
-  if (!b.analysis) {
-    problems.push_back("analysis: missing");
-    return problems;
-  }
-  if (b.verdict != b.analysis->verdict)
-    problems.push_back("verdict " + b.verdict + " differs from analysis.verdict " + b.analysis->verdict);
-  experiment::Experiment e;
-  try {
-    e = experiment::parse(b.experiment);
-  } catch (const UserError& err) {
-    problems.push_back(std::string("experiment: ") + err.what());
-    return problems;
-  }
-  auto again = analyze_bundle(e, b);
-  if (again.verdict != b.analysis->verdict)
-    problems.push_back("analysis.verdict " + b.analysis->verdict + " but the rows give " + again.verdict);
-  for (auto& w : again.workloads) {
-    auto it = std::find_if(b.analysis->workloads.begin(), b.analysis->workloads.end(),
-                           [&](auto& x) { return x.workload == w.workload; });
-    if (it == b.analysis->workloads.end()) {
-      problems.push_back("analysis.workloads: " + w.workload + " is missing");
-      continue;
-    }
-    for (auto [name, stored, computed] :
-         {std::tuple{"control_a", it->control_a, w.control_a}, {"patched", it->patched, w.patched},
-          {"control_b", it->control_b, w.control_b}, {"control_midpoint", it->control_midpoint, w.control_midpoint},
-          {"delta_pct", it->delta_pct, w.delta_pct}, {"drift_pct", it->drift_pct, w.drift_pct}})
-      if (!close_enough(stored, computed))
-        problems.push_back(fmt::format("analysis.workloads[{}].{} is {} but the rows give {}", w.workload,
-                                       name, stored, computed));
-    if (it->verdict != w.verdict)
-      problems.push_back(fmt::format("analysis.workloads[{}].verdict is {} but the rows give {}", w.workload,
-                                     it->verdict, w.verdict));
-    if (w.ratio_ci && it->ratio_ci &&
-        (!close_enough(w.ratio_ci->low, it->ratio_ci->low) || !close_enough(w.ratio_ci->high, it->ratio_ci->high)))
-      problems.push_back(fmt::format("analysis.workloads[{}].ratio_ci does not recompute", w.workload));
-  }
-  return problems;
-}
-
-std::vector<std::string> validate_bundle_file(const std::filesystem::path& path,
-                                              const std::filesystem::path& schema_dir) {
-  if (!std::filesystem::exists(path))
-    throw UserError(path.string() + " does not exist", "pass the bundle.json a run wrote");
-  json j;
-  try {
-    j = json::parse(read_file(path));
-  } catch (const json::parse_error& err) {
-    return {std::string("not valid JSON: ") + err.what()};
-  }
-  auto problems = check_schema(path, schema_dir / "bundle.schema.json");
-  if (!problems.empty()) return problems;  // the arithmetic needs the shape to be right
-  evidence::Bundle b;
-  try {
-    b = evidence::from_json(j);
-  } catch (const json::exception& err) {
-    return {std::string("shape: ") + err.what()};
-  }
-  return check_arithmetic(b);
 }
 
 }  // namespace ks::pipeline

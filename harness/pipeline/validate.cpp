@@ -1,0 +1,237 @@
+#include "pipeline/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "analysis/analyze.hpp"
+#include "evidence/schemas.hpp"
+#include "experiment/experiment.hpp"
+#include "experiment/strict_json.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "proc/runner.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using nlohmann::json;
+
+// Debian's python3-jsonschema (draft 2020-12), the validator tests/scripts/test_schemas.sh
+// checks the schemas themselves with: one reading of the schema everywhere. The schema
+// comes from the binary (argv[1]); the bundle is read from its file, compressed or not.
+// One JSON object a line: {"path": "/rows/3/ops", "message": "..."}.
+constexpr const char* kSchemaCheck = R"PY(
+import gzip, json, lzma, sys
+try:
+    import jsonschema
+except ImportError:
+    print("python3-jsonschema is not installed")
+    sys.exit(3)
+schema = json.loads(sys.argv[1])
+with open(sys.argv[2], "rb") as f:
+    data = f.read()
+if data[:2] == b"\x1f\x8b":
+    data = gzip.decompress(data)
+elif data[:6] == b"\xfd7zXZ\x00":
+    data = lzma.decompress(data)
+doc = json.loads(data)
+validator = jsonschema.Draft202012Validator(schema)
+errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+for e in errors:
+    path = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)
+    print(json.dumps({"path": path, "message": e.message[:300]}))
+sys.exit(1 if errors else 0)
+)PY";
+
+// Recomputed values are bit-for-bit the same on one machine; the tolerance covers libm
+// differences between machines, not edits.
+bool close_enough(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-12;
+}
+
+bool equal_values(const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) return close_enough(a.get<double>(), b.get<double>());
+  if (a.is_array() && b.is_array())
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), equal_values);
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto& [k, v] : a.items())
+      if (!b.contains(k) || !equal_values(v, b[k])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+bool all_scalars(const json& a) {
+  return std::none_of(a.begin(), a.end(), [](auto& x) { return x.is_structured(); });
+}
+
+// Every place where STORED (the bundle) and COMPUTED (the raw data) disagree, as leaves:
+// objects key by key, arrays of objects entry by entry, scalars and arrays of scalars whole.
+void diff(const json& stored, const json& computed, const std::string& path, std::vector<Mismatch>& out) {
+  if (stored.is_object() && computed.is_object()) {
+    for (auto& [k, v] : stored.items()) {
+      auto p = path + "/" + pointer_token(k);
+      if (!computed.contains(k)) out.push_back({p, v, nullptr, "not something the analysis computes"});
+      else diff(v, computed[k], p, out);
+    }
+    for (auto& [k, v] : computed.items())
+      if (!stored.contains(k)) out.push_back({path + "/" + pointer_token(k), nullptr, v, "missing from the bundle"});
+    return;
+  }
+  if (stored.is_array() && computed.is_array() && !(all_scalars(stored) && all_scalars(computed))) {
+    if (stored.size() != computed.size())
+      out.push_back({path, stored.size(), computed.size(), "number of entries"});
+    for (size_t i = 0; i < std::min(stored.size(), computed.size()); ++i)
+      diff(stored[i], computed[i], path + "/" + std::to_string(i), out);
+    return;
+  }
+  if (!equal_values(stored, computed)) out.push_back({path, stored, computed, ""});
+}
+
+// Rows and points agree with each other, and ns_per_op is elapsed_ns / ops.
+void check_rows(const evidence::Bundle& b, std::vector<Mismatch>& out) {
+  std::map<int, std::string> arm_of;
+  for (size_t i = 0; i < b.points.size(); ++i)
+    if (!arm_of.emplace(b.points[i].id, b.points[i].arm).second)
+      out.push_back({fmt::format("/points/{}/id", i), b.points[i].id, nullptr, "this point id appears twice"});
+  for (size_t i = 0; i < b.rows.size(); ++i) {
+    auto& r = b.rows[i];
+    auto where = fmt::format("/rows/{}", i);
+    auto arm = arm_of.find(r.point);
+    if (arm == arm_of.end())
+      out.push_back({where + "/point", r.point, nullptr, "no point has this id"});
+    else if (arm->second != r.arm)
+      out.push_back({where + "/arm", r.arm, arm->second, fmt::format("point {} ran {}", r.point, arm->second)});
+    if (r.ns_per_op && r.ops > 0) {
+      const double expected = double(r.elapsed_ns) / double(r.ops);
+      // The agent rounds ns_per_op to what it prints.
+      if (!close_enough(*r.ns_per_op, expected) && std::fabs(*r.ns_per_op - expected) > 1e-3)
+        out.push_back({where + "/ns_per_op", *r.ns_per_op, expected, "elapsed_ns / ops"});
+    }
+  }
+}
+
+}  // namespace
+
+void to_json(json& j, const Validation& v) {
+  j = {{"valid", v.valid()}, {"schema_errors", v.schema_errors}, {"recomputed_mismatches", v.recomputed_mismatches}};
+}
+
+std::string describe(const SchemaError& e) {
+  return fmt::format("schema: {}: {}", e.path.empty() ? "/" : e.path, e.message);
+}
+
+std::string describe(const Mismatch& m) {
+  std::string line = m.path + ": ";
+  if (m.bundle.is_null() && m.recomputed.is_null()) return line + m.note;
+  if (m.recomputed.is_null()) line += fmt::format("the bundle says {}, the raw data give nothing", m.bundle.dump());
+  else if (m.bundle.is_null()) line += fmt::format("the bundle lacks it, the raw data give {}", m.recomputed.dump());
+  else line += fmt::format("the bundle says {}, the raw data give {}", m.bundle.dump(), m.recomputed.dump());
+  return m.note.empty() ? line : line + " (" + m.note + ")";
+}
+
+std::vector<SchemaError> check_bundle_schema(const std::filesystem::path& path) {
+  // Debian's interpreter, where python3-jsonschema lives (a pyenv python may shadow it).
+  std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  if (!proc::have_program(python))
+    throw UserError("cannot check the bundle's schema: python3 is not installed",
+                    "apt-get install python3-jsonschema");
+  auto r = proc::run(proc::command({python, "-c", kSchemaCheck, std::string(evidence::schema_text("bundle.schema.json")),
+                                    path.string()},
+                                   std::chrono::seconds(120)));
+  if (r.exit_code == 3)
+    throw UserError("cannot check the bundle's schema: " + trim(r.out), "apt-get install python3-jsonschema");
+  std::vector<SchemaError> errors;
+  for (auto& line : split(r.out, '\n')) {
+    if (trim(line).empty()) continue;
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) errors.push_back({"", trim(line)});
+    else errors.push_back(j.get<SchemaError>());
+  }
+  if (!r.ok() && errors.empty()) errors.push_back({"", "the schema check failed: " + r.describe()});
+  return errors;
+}
+
+std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
+  std::vector<Mismatch> out;
+  check_rows(b, out);
+  experiment::Experiment e;
+  try {
+    e = experiment::parse(b.experiment);
+  } catch (const UserError& err) {
+    out.push_back({"/experiment", nullptr, nullptr, std::string("cannot be read, so nothing can be recomputed: ") + err.what()});
+    return out;
+  }
+  evidence::Bundle again = b;
+  try {
+    again.analysis = analyze_bundle(e, b);
+  } catch (const UserError& err) {
+    out.push_back({"/analysis", nullptr, nullptr, std::string("cannot be recomputed: ") + err.what()});
+    return out;
+  }
+  again.verdict = again.analysis->verdict;
+  if (!b.analysis) {
+    // A run writes its bundle before the first point ends: no analysis yet is honest then.
+    if (std::any_of(b.points.begin(), b.points.end(), [](auto& p) { return p.status != "pending"; }))
+      out.push_back({"/analysis", nullptr, again.analysis->verdict, "absent, though points have finished"});
+    return out;
+  }
+  diff(raw.value("analysis", json()), evidence::to_json(*again.analysis), "/analysis", out);
+  diff(raw.value("verdict", json()), again.verdict, "/verdict", out);
+  // What a CI job gated on this bundle would see: named, so the consequence is plain.
+  const int stored_exit = analysis::exit_code_for(b), recomputed_exit = analysis::exit_code_for(again);
+  if (stored_exit != recomputed_exit)
+    out.push_back({"(exit code)", stored_exit, recomputed_exit, "the exit code of the run the bundle claims"});
+  return out;
+}
+
+Validation validate_bundle_file(const std::filesystem::path& path) {
+  Validation v;
+  auto text = read_bundle_text(path);
+  json raw;
+  evidence::Bundle b;
+  try {
+    raw = experiment::parse_json_strict(text, path.string());
+  } catch (const UserError& err) {
+    v.schema_errors.push_back({"", err.what()});
+    return v;
+  }
+  v.schema_errors = check_bundle_schema(path);
+  if (!v.schema_errors.empty()) return v;  // the recomputation needs the shape right
+  try {
+    b = evidence::from_json(raw);
+  } catch (const json::exception& err) {
+    v.schema_errors.push_back({"", std::string("not a bundle: ") + err.what()});
+    return v;
+  }
+  v.recomputed_mismatches = check_recomputation(raw, b);
+  return v;
+}
+
+evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
+  // JSON first (the schema check cannot name a syntax error), then the schema, then the
+  // model, whose own complaints are less telling than the schema's.
+  auto text = read_bundle_text(path);
+  (void)experiment::parse_json_strict(text, path.string());
+  auto errors = check_bundle_schema(path);
+  if (!errors.empty()) {
+    std::string first;
+    for (size_t i = 0; i < std::min<size_t>(errors.size(), 3); ++i) first += "\n  " + describe(errors[i]);
+    throw UserError(fmt::format("{} does not match the bundle schema ({} error(s)); the first:{}", path.string(),
+                                errors.size(), first),
+                    "`ksandwich validate " + path.string() + "` lists every problem");
+  }
+  return parse_bundle_text(text, path.string());
+}
+
+}  // namespace ks::pipeline

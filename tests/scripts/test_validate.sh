@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `ksandwich validate` on real bundles (tests/data/bundles): exit 0 and {"valid": true} for
+# an untouched one; exit 2 naming the field for a tampered one; schema failures named; the
+# JSON parses with jq; the compiled-in schema is used (the source tree's copy hidden, as
+# root); `report` refuses a bundle that fails its schema with exit 2.
+set -u
+ks="$KS_BINARY_DIR/bin/ksandwich"
+data="$KS_SOURCE_DIR/tests/data/bundles"
+for need in jq /usr/bin/python3; do
+  command -v "$need" >/dev/null || { echo "SKIPPED: $need is not installed"; exit 77; }
+done
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
+  { echo "SKIPPED: python3-jsonschema is not installed (tools/setup.sh installs it)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+
+# validate_json NAME EXPECTED_EXIT JQ_FILTER BUNDLE: the JSON output satisfies the filter.
+validate_json() {
+  local name=$1 want=$2 filter=$3 bundle=$4 out code
+  out=$("$ks" validate --format json "$bundle" 2>"$tmp/stderr")
+  code=$?
+  if [ "$code" -ne "$want" ]; then fail "$name: exit $code, expected $want; $(cat "$tmp/stderr")"
+  elif ! jq -e "$filter" <<<"$out" >/dev/null; then fail "$name: output fails jq -e '$filter': $out"
+  else ok "$name"; fi
+}
+
+for b in host-screen host-confirm; do
+  validate_json "$b as written validates (if not: the analysis changed; see tests/data/bundles/README.md)" \
+    0 '.valid == true and .schema_errors == [] and .recomputed_mismatches == []' "$data/$b.json"
+done
+out=$("$ks" validate "$data/host-screen.json" 2>&1) && grep -q "valid" <<<"$out" &&
+  ok "text format: $out" || fail "text format: $out"
+
+# tamper NAME JQ_EDIT PATH: the edit is caught, and PATH is among the mismatches.
+tamper() {
+  local name=$1 edit=$2 path=$3
+  jq "$edit" "$data/host-confirm.json" >"$tmp/t.json"
+  validate_json "tampered: $name" 2 \
+    ".valid == false and .schema_errors == [] and (.recomputed_mismatches | map(.path) | index(\"$path\") != null)" \
+    "$tmp/t.json"
+}
+tamper "a gate flipped" '.analysis.gates[0].passed = false' /analysis/gates/0/passed
+tamper "delta_pct_skip_first" '.analysis.workloads[0].delta_pct_skip_first += 1' /analysis/workloads/0/delta_pct_skip_first
+tamper "an sd field" '.analysis.workloads[0].sd_log_ratio *= 1.1' /analysis/workloads/0/sd_log_ratio
+tamper "the verdict" '.verdict = "NO_CHANGE"' /verdict
+tamper "a workload verdict" '.analysis.workloads[0].verdict = "REGRESSION" | .analysis.workloads[0].material = true' "(exit code)"
+out=$("$ks" validate "$tmp/t.json" 2>&1)
+code=$?
+[ "$code" -eq 2 ] && grep -qF '/analysis/workloads/0/verdict: the bundle says "REGRESSION", the raw data give "INCONCLUSIVE"' <<<"$out" &&
+  ok "text format names the field and both values" || fail "text format (exit $code): $out"
+
+jq '.rows[0].ops = -5 | .schema_version = "one"' "$data/host-screen.json" >"$tmp/bad-schema.json"
+validate_json "schema failures are listed with their paths" 2 \
+  '.valid == false and (.schema_errors | map(.path) | index("/rows/0/ops") != null and index("/schema_version") != null)' \
+  "$tmp/bad-schema.json"
+out=$("$ks" report "$tmp/bad-schema.json" 2>&1)
+code=$?
+[ "$code" -eq 2 ] && grep -q "does not match the bundle schema" <<<"$out" && grep -q "/rows/0/ops" <<<"$out" &&
+  ok "report refuses a schema-invalid bundle: $(grep error <<<"$out" | head -n1)" ||
+  fail "report of a schema-invalid bundle: exit $code: $out"
+"$ks" report "$data/host-screen.json" >/dev/null 2>&1 && ok "report renders a valid bundle" ||
+  fail "report of a valid bundle failed"
+
+printf '{"schema_version": 1, "verdict": "OK", "verdict": "INVALID"}' >"$tmp/dup.json"
+validate_json "a duplicate key is refused, not silently read" 2 '.valid == false and (.schema_errors | length) > 0' "$tmp/dup.json"
+
+# The schema comes from the binary: hide the source tree's copy (root, a private mount namespace).
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+  out=$(unshare -m sh -c "mount -t tmpfs none '$KS_SOURCE_DIR/results-schema' && ls '$KS_SOURCE_DIR/results-schema' | wc -l &&
+        '$ks' validate --format json '$data/host-screen.json'" 2>&1)
+  code=$?
+  if [ "$code" -eq 0 ] && [ "$(head -n1 <<<"$out")" = 0 ] && tail -n +2 <<<"$out" | jq -e .valid >/dev/null; then
+    ok "validates with results-schema/ hidden (empty tmpfs over it)"
+  else
+    fail "validate without the source tree's schemas: exit $code: $out"
+  fi
+else
+  echo "SKIPPED (part): hiding results-schema/ needs root and unshare"
+fi
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -1,0 +1,208 @@
+// validate recomputes every derived field and gate from a bundle's raw rows and points
+// (issue 11 item 7): each kind of tampering is named with its path, the bundle's value and
+// the recomputed one; an untouched bundle has none. The bundles are real (tests/data/bundles),
+// their analysis derived again by this version first, so an analysis change does not break
+// these tests.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "evidence/bundle.hpp"
+#include "experiment/experiment.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/validate.hpp"
+#include "support/paths.hpp"
+#include "util/files.hpp"
+
+using namespace ks;
+using nlohmann::json;
+
+namespace {
+
+// The bundle with its analysis and verdict derived from its raw data by this version.
+json rederived(const json& raw) {
+  auto b = evidence::from_json(raw);
+  b.analysis = pipeline::analyze_bundle(experiment::parse(b.experiment), b);
+  b.verdict = b.analysis->verdict;
+  return evidence::to_json(b);
+}
+
+json fixture(const std::string& name) {
+  return rederived(json::parse(read_file(test::source_dir() / "tests/data/bundles" / name)));
+}
+
+std::vector<pipeline::Mismatch> check(const json& raw) {
+  return pipeline::check_recomputation(raw, evidence::from_json(raw));
+}
+
+const pipeline::Mismatch* find(const std::vector<pipeline::Mismatch>& ms, const std::string& path) {
+  auto it = std::find_if(ms.begin(), ms.end(), [&](auto& m) { return m.path == path; });
+  return it == ms.end() ? nullptr : &*it;
+}
+
+std::string paths(const std::vector<pipeline::Mismatch>& ms) {
+  std::string out;
+  for (auto& m : ms) out += pipeline::describe(m) + "\n";
+  return out;
+}
+
+// Raw data that fails the semantic gate of the first workload: three unexpected results in
+// one measured round, as a kernel that broke dedupe would give.
+json with_semantic_failure(json raw) {
+  for (auto& r : raw["rows"])
+    if (!r.value("warmup", false)) {
+      r["unexpected_results"] = 3;
+      r["expected_match_ratio"] = 99.0;
+      break;
+    }
+  return rederived(raw);
+}
+
+}  // namespace
+
+TEST_CASE("validate: real bundles, untouched, recompute exactly") {
+  for (auto name : {"host-screen.json", "host-confirm.json"}) {
+    INFO(name);
+    auto raw = fixture(name);
+    auto ms = check(raw);
+    INFO(paths(ms));
+    CHECK(ms.empty());
+  }
+}
+
+TEST_CASE("validate: a failed gate flipped to passed is caught") {
+  auto raw = with_semantic_failure(fixture("host-screen.json"));
+  REQUIRE(check(raw).empty());  // the failure is in the raw data, so the bundle is honest
+  auto& gates = raw["analysis"]["gates"];
+  auto failed = std::find_if(gates.begin(), gates.end(), [](auto& g) { return !g["passed"].template get<bool>(); });
+  REQUIRE(failed != gates.end());
+  const auto index = std::to_string(failed - gates.begin());
+  (*failed)["passed"] = true;
+  auto ms = check(raw);
+  INFO(paths(ms));
+  auto m = find(ms, "/analysis/gates/" + index + "/passed");
+  REQUIRE(m);
+  CHECK(m->bundle == true);
+  CHECK(m->recomputed == false);
+}
+
+TEST_CASE("validate: a passed gate flipped to failed is caught") {
+  auto raw = fixture("host-confirm.json");
+  raw["analysis"]["gates"][0]["passed"] = false;
+  CHECK(find(check(raw), "/analysis/gates/0/passed"));
+}
+
+TEST_CASE("validate: a changed delta_pct_skip_first is caught, with both values") {
+  auto raw = fixture("host-screen.json");
+  auto& w = raw["analysis"]["workloads"][1];
+  const double honest = w["delta_pct_skip_first"].get<double>();
+  w["delta_pct_skip_first"] = honest + 0.5;
+  auto ms = check(raw);
+  INFO(paths(ms));
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0].path == "/analysis/workloads/1/delta_pct_skip_first");
+  CHECK(ms[0].bundle.get<double>() == honest + 0.5);
+  CHECK(ms[0].recomputed.get<double>() == honest);
+}
+
+TEST_CASE("validate: a changed sd field is caught") {
+  auto raw = fixture("host-confirm.json");
+  for (auto field : {"sd_log_ratio", "within_point_sd_pct", "between_point_sd_pct"}) {
+    INFO(field);
+    auto tampered = raw;
+    auto& w = tampered["analysis"]["workloads"][0];
+    REQUIRE(w.contains(field));
+    w[field] = w[field].get<double>() * 1.01 + 0.001;
+    CHECK(find(check(tampered), std::string("/analysis/workloads/0/") + field));
+  }
+  auto tampered = raw;
+  tampered["analysis"]["workloads"][0]["points"][2]["stddev"] = 1.0;
+  CHECK(find(check(tampered), "/analysis/workloads/0/points/2/stddev"));
+}
+
+TEST_CASE("validate: a changed verdict is caught, with what a CI job would have seen") {
+  auto raw = fixture("host-confirm.json");
+  REQUIRE(raw["verdict"] == "INCONCLUSIVE");
+  SECTION("the top-level verdict") {
+    raw["verdict"] = "NO_CHANGE";
+    auto ms = check(raw);
+    REQUIRE(ms.size() == 1);
+    CHECK(ms[0].path == "/verdict");
+    CHECK(ms[0].recomputed == "INCONCLUSIVE");
+  }
+  SECTION("a workload's verdict, made a material regression") {
+    raw["analysis"]["workloads"][0]["verdict"] = "REGRESSION";
+    raw["analysis"]["workloads"][0]["material"] = true;
+    auto ms = check(raw);
+    INFO(paths(ms));
+    CHECK(find(ms, "/analysis/workloads/0/verdict"));
+    CHECK(find(ms, "/analysis/workloads/0/material"));
+    auto code = find(ms, "(exit code)");
+    REQUIRE(code);
+    CHECK(code->bundle == 1);
+    CHECK(code->recomputed == 4);
+  }
+}
+
+TEST_CASE("validate: estimates, intervals and p values are recomputed") {
+  auto raw = fixture("host-confirm.json");
+  auto& w = raw["analysis"]["workloads"][0];
+  SECTION("an interval bound") {
+    w["ratio_ci"]["high"] = w["ratio_ci"]["high"].get<double>() * 0.9;
+    CHECK(find(check(raw), "/analysis/workloads/0/ratio_ci/high"));
+  }
+  SECTION("a p value, beyond floating-point noise") {
+    w["t_test_p"] = w["t_test_p"].get<double>() * (1 + 1e-6);
+    CHECK(find(check(raw), "/analysis/workloads/0/t_test_p"));
+  }
+  SECTION("floating-point noise is not tampering") {
+    w["t_test_p"] = w["t_test_p"].get<double>() * (1 + 1e-13);
+    w["delta_pct"] = w["delta_pct"].get<double>() * (1 - 1e-13);
+    CHECK(check(raw).empty());
+  }
+  SECTION("a key the analysis does not compute, or one removed") {
+    w["confidence"] = "very high";
+    raw["analysis"]["workloads"][0].erase("mde_pct");
+    auto ms = check(raw);
+    CHECK(find(ms, "/analysis/workloads/0/confidence"));
+    CHECK(find(ms, "/analysis/workloads/0/mde_pct"));
+  }
+}
+
+TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
+  auto raw = fixture("host-screen.json");
+  SECTION("a measured round made twice as slow") {
+    for (auto& r : raw["rows"])
+      if (!r.value("warmup", false) && r["point"] == 1) {
+        r["elapsed_ns"] = r["elapsed_ns"].get<uint64_t>() * 2;
+        r["ns_per_op"] = r["ns_per_op"].get<double>() * 2;
+      }
+    auto ms = check(raw);
+    CHECK(find(ms, "/analysis/workloads/0/patched"));
+  }
+  SECTION("ns_per_op that is not elapsed_ns / ops") {
+    raw["rows"][3]["ns_per_op"] = raw["rows"][3]["ns_per_op"].get<double>() + 10;
+    CHECK(find(check(raw), "/rows/3/ns_per_op"));
+  }
+  SECTION("a row that names another arm than its point ran") {
+    raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
+    CHECK(find(check(raw), "/rows/0/arm"));
+  }
+  SECTION("a point id used twice") {
+    raw["points"][2]["id"] = raw["points"][1]["id"];
+    CHECK(find(check(raw), "/points/2/id"));
+  }
+}
+
+TEST_CASE("validate: the JSON output has valid, schema_errors and recomputed_mismatches") {
+  pipeline::Validation v;
+  v.recomputed_mismatches.push_back({"/verdict", "NO_CHANGE", "INVALID", ""});
+  json j = v;
+  CHECK(j["valid"] == false);
+  CHECK(j["schema_errors"].empty());
+  CHECK(j["recomputed_mismatches"][0]["path"] == "/verdict");
+  CHECK(j["recomputed_mismatches"][0]["recomputed"] == "INVALID");
+  CHECK(pipeline::describe(v.recomputed_mismatches[0]) ==
+        "/verdict: the bundle says \"NO_CHANGE\", the raw data give \"INVALID\"");
+  CHECK(json(pipeline::Validation{})["valid"] == true);
+}
