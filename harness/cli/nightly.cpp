@@ -32,7 +32,7 @@ void set_nightly_command(CLI::App& app, Context& context) {
       fmt::print("nightly: would add {} to the history {}\n", (o.out_dir / "bundle.json").string(), args->db);
     } else {
       history::Store store(args->db);
-      auto added = history::add_bundle_file(store, o.out_dir / "bundle.json", context.repo_dir / "results-schema");
+      auto added = history::add_bundle_file(store, o.out_dir / "bundle.json");
       fmt::print("nightly: {} added to {} as run {}\n", (o.out_dir / "bundle.json").string(), args->db, added.id);
     }
     context.exit_code = code;

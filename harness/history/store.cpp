@@ -4,6 +4,7 @@
 
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/compare.hpp"
+#include "pipeline/validate.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
@@ -191,13 +192,17 @@ std::string Store::integrity_check() {
   return out;
 }
 
-Store::Added add_bundle_file(Store& store, const fs::path& path, const fs::path& schema_dir) {
+Store::Added add_bundle_file(Store& store, const fs::path& path) {
   auto bundle = pipeline::load_bundle(path);  // UserError when missing or not a bundle
-  auto problems = pipeline::validate_bundle_file(path, schema_dir);
-  if (!problems.empty())
+  auto validation = pipeline::validate_bundle_file(path);
+  if (!validation.valid()) {
+    std::vector<std::string> problems;
+    for (auto& e : validation.schema_errors) problems.push_back(pipeline::describe(e));
+    for (auto& m : validation.recomputed_mismatches) problems.push_back(pipeline::describe(m));
     throw UserError(fmt::format("{} is not a valid bundle ({} problem(s)): {}", path.string(), problems.size(),
                                 join(problems, "; ")),
                     "`ksandwich validate " + path.string() + "` says more; only valid bundles enter the history");
+  }
   if (!bundle.analysis || bundle.analysis->workloads.empty())
     throw UserError(path.string() + " has no analysis: the run did not finish",
                     "finish it with `ksandwich run --resume DIR`, then add its bundle");

@@ -80,7 +80,6 @@ class Store {
 // Reads the bundle at PATH, checks it (schema in SCHEMA_DIR and arithmetic) and adds it.
 // Throws UserError (exit 2) naming the problems when it cannot be loaded or is not valid,
 // or has no analysis (an unfinished run).
-Store::Added add_bundle_file(Store& store, const std::filesystem::path& path,
-                             const std::filesystem::path& schema_dir);
+Store::Added add_bundle_file(Store& store, const std::filesystem::path& path);
 
 }  // namespace ks::history

@@ -43,7 +43,7 @@ cp "$KS_BINARY_DIR/bin/ksandwich" "$tmp/lone/"
 expect "copied binary: --version" 0 "ksandwich " -- "$tmp/lone/ksandwich" --version
 expect "copied binary: run" 2 "is not installed next to this binary: looked in $tmp/share/ksandwich" -- \
   "$tmp/lone/ksandwich" run "$data/configs/experiments/host-fio.json" --dry-run
-expect "copied binary: the hint" 2 "KSANDWICH_HOME" -- "$tmp/lone/ksandwich" validate x.json
+expect "copied binary: the hint" 2 "KSANDWICH_HOME" -- "$tmp/lone/ksandwich" calibrate x.json
 expect "copied binary, KSANDWICH_HOME" 0 "--job $data/workloads/fio/dio-randwrite.fio" -- \
   env KSANDWICH_HOME="$data" "$tmp/lone/ksandwich" run "$data/configs/experiments/host-fio.json" --dry-run
 expect "KSANDWICH_HOME without data" 2 "KSANDWICH_HOME=$tmp/empty does not hold" -- \

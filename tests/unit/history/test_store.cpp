@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kBundle = fs::path(KS_SOURCE_DIR) / "tests/data/bundles/qemu-confirm.json";
-const fs::path kSchemaDir = fs::path(KS_SOURCE_DIR) / "results-schema";
 
 int64_t count(const fs::path& db, const std::string& table) {
   history::Database d(db);
@@ -40,10 +39,10 @@ TEST_CASE("history: a real bundle is recorded with its run and workload figures"
   int64_t id = 0;
   {
     history::Store store(db);
-    auto added = history::add_bundle_file(store, kBundle, kSchemaDir);
+    auto added = history::add_bundle_file(store, kBundle);
     CHECK_FALSE(added.already);
     id = added.id;
-    auto again = history::add_bundle_file(store, kBundle, kSchemaDir);  // the same bundle twice
+    auto again = history::add_bundle_file(store, kBundle);  // the same bundle twice
     CHECK(again.already);
     CHECK(again.id == id);
   }
@@ -135,14 +134,14 @@ TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "
   history::Store store(db);
   auto garbage = dir.path / "garbage.json";
   write_file_atomic(garbage, "{\"not\": \"a bundle\"");
-  CHECK_THROWS_AS(history::add_bundle_file(store, garbage, kSchemaDir), UserError);
-  CHECK_THROWS_AS(history::add_bundle_file(store, dir.path / "missing.json", kSchemaDir), UserError);
+  CHECK_THROWS_AS(history::add_bundle_file(store, garbage), UserError);
+  CHECK_THROWS_AS(history::add_bundle_file(store, dir.path / "missing.json"), UserError);
   // A real bundle with one row changed after it was written: its arithmetic no longer adds up.
   auto j = nlohmann::json::parse(read_file(kBundle));
   j["rows"][5]["ns_per_op"] = j["rows"][5]["ns_per_op"].get<double>() * 3;
   auto tampered = dir.path / "tampered.json";
   write_file_atomic(tampered, j.dump());
-  CHECK_THROWS_AS(history::add_bundle_file(store, tampered, kSchemaDir), UserError);
+  CHECK_THROWS_AS(history::add_bundle_file(store, tampered), UserError);
   CHECK(store.runs().empty());
 
   auto text = dir.path / "notes.txt";

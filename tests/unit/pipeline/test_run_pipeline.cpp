@@ -11,6 +11,7 @@
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/records.hpp"
 #include "pipeline/run.hpp"
+#include "pipeline/validate.hpp"
 #include "proc/runner.hpp"
 #include "support/fake_backend.hpp"
 #include "support/scoped_env.hpp"
@@ -161,7 +162,7 @@ TEST_CASE("run: points run in plan order and bundle.json records each before the
   auto b = run.bundle();
   for (auto& p : b.points) CHECK(p.status == "ok");
   CHECK(b.rows.size() == 3 * 2 * 6);
-  CHECK(pipeline::check_arithmetic(b).empty());
+  CHECK(pipeline::check_recomputation(nlohmann::json::parse(read_file(run.out / "bundle.json")), b).empty());
   CHECK(code == analysis::exit_code_for(b));  // the code is the bundle's verdict
 }
 
@@ -340,7 +341,7 @@ TEST_CASE("run: confirm, a planted +20% clone regression stops early, from min_b
   CHECK(clone.material);
   CHECK(clone.delta_pct == Approx(20).margin(2));
   CHECK(workload(b, "dedupe").verdict == "NO_CHANGE");
-  CHECK(pipeline::check_arithmetic(b).empty());
+  CHECK(pipeline::check_recomputation(nlohmann::json::parse(read_file(run.out / "bundle.json")), b).empty());
   for (auto* report : {"report.txt", "report.md", "report.html"}) {
     REQUIRE(fs::exists(run.out / report));
     CHECK_THAT(read_file(run.out / report), Catch::Contains("clone"));
