@@ -25,6 +25,7 @@ struct RunOptions {
   nlohmann::json tool;        // name, version, git_revision, command_line
   fs::path agent;             // ksandwich-agent
   fs::path repo_dir;          // where workloads/fio, configs/, kernel-patches/ live
+  fs::path state_dir = "/run/ksandwich";  // the machine lock and the registry of runs (host_changes.hpp)
 };
 
 // Returns the process exit code (0 ok, 1 material regression, 3 a point failed).
