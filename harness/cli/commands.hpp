@@ -26,6 +26,7 @@ void set_report_command(CLI::App& app, Context& context);
 void set_validate_command(CLI::App& app, Context& context);
 void set_compare_command(CLI::App& app, Context& context);
 void set_calibrate_command(CLI::App& app, Context& context);
+void set_cleanup_command(CLI::App& app, Context& context);
 
 // Throws UserError (exit 2) unless DIR can become a run's output directory: not a file,
 // not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.
