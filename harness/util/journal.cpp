@@ -108,6 +108,7 @@ std::optional<uint64_t> process_start(int pid) {
   for (auto& f : split(stat->substr(close + 1), ' '))
     if (!f.empty()) fields.push_back(f);
   if (fields.size() < 20) return std::nullopt;
+  if (fields[0] == "Z" || fields[0] == "X") return std::nullopt;  // dead, not yet reaped
   try {
     return std::stoull(fields[19]);
   } catch (const std::exception&) {

@@ -52,7 +52,7 @@ std::string to_hex(std::string_view bytes);
 std::string from_hex(std::string_view hex);  // throws std::invalid_argument
 
 // This process's start time in clock ticks since boot (/proc/PID/stat field 22);
-// nullopt when PID does not exist.
+// nullopt when PID does not exist or has died (a zombie not yet reaped by its parent).
 std::optional<uint64_t> process_start(int pid);
 // Whether the process that made ENTRY still runs (same pid, same start time).
 bool maker_alive(const Entry& entry);

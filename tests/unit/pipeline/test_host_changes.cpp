@@ -168,7 +168,7 @@ TEST_CASE("cleanup: refuses while the run's process is alive") {
   CHECK(cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state").ok());
 }
 
-TEST_CASE("run lock: a second run meets it, named; it dies with its holder; leftovers are listed") {
+TEST_CASE("run lock: a second run meets it by name, it dies with its holder, leftovers are listed") {
   Run run;
   auto state = run.tmp.path / "state";
   ks::experiment::Experiment e;

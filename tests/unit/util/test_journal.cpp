@@ -1,5 +1,6 @@
 // The journal of host changes: appended before each change, read back last-first, amends
 // merged, torn lines tolerated, bytes kept exactly.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -91,4 +92,19 @@ TEST_CASE("journal: a process's start time tells a live maker from a reused pid"
   CHECK_FALSE(journal::maker_alive(e));
   e.pid_start = *start;
   CHECK(journal::maker_alive(e));
+}
+
+TEST_CASE("journal: a dead process not yet reaped (a zombie) is not alive") {
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  // Not waited for yet: a zombie, whose /proc entry still exists.
+  std::optional<uint64_t> start = journal::process_start(child);
+  for (int i = 0; i < 200 && start; ++i) {
+    usleep(10000);
+    start = journal::process_start(child);
+  }
+  CHECK_FALSE(start);
+  CHECK(fs::exists("/proc/" + std::to_string(child)));
+  waitpid(child, nullptr, 0);
 }
