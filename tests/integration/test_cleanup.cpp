@@ -111,7 +111,7 @@ void killed_run_is_cleaned_up(const std::string& kind) {
     }
   }
   REQUIRE(mounted(target));
-  CHECK(ks::read_file(kKnob) == value);
+  CHECK(ks::trim(ks::read_file(kKnob)) == value);
 
   // While it runs: a second run meets the lock, cleanup refuses.
   auto second = ksandwich({"run", experiment.string(), "--out", (tmp.path / "second").string()});
@@ -128,7 +128,7 @@ void killed_run_is_cleaned_up(const std::string& kind) {
 
   // What SIGKILL leaves.
   CHECK(mounted(target));
-  CHECK(ks::read_file(kKnob) == value);
+  CHECK(ks::trim(ks::read_file(kKnob)) == value);
   if (kind == "zram") CHECK(fs::exists("/sys/block/zram" + zram_id));
   if (kind == "loop") CHECK(loop_attached(backing_file));
   CHECK_THAT(doctor().out, Catch::Contains("ksandwich cleanup " + out.string()));
