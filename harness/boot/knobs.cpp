@@ -7,6 +7,7 @@
 
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/journal.hpp"
 
 namespace ks::boot {
 namespace {
@@ -54,12 +55,20 @@ KnobGuard::KnobGuard(const std::string& path, const std::string& value, const Kn
   auto old = try_read_file(resolved_);
   if (!old) throw UserError("sysfs knob " + path + " cannot be read", kHint);
   old_ = std::move(*old);
-  write_file(resolved_, value);  // throws: nothing to restore, the value was not taken
+  journaled_ = journal::record(
+      "knob", {{"path", resolved_.string()}, {"old_hex", journal::to_hex(old_)}, {"value", value}});
+  try {
+    write_file(resolved_, value);
+  } catch (...) {  // nothing to restore, the value was not taken
+    journal::record_undone(journaled_);
+    throw;
+  }
 }
 
 KnobGuard::~KnobGuard() {
   try {
     write_file(resolved_, old_);
+    journal::record_undone(journaled_);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ksandwich: warning: could not restore %s: %s\n", path_.c_str(), e.what());
   }

@@ -6,6 +6,8 @@
 //   bytes are written back.
 // - One guard per knob: if the second knob cannot be set, the first is already restored by
 //   the time the exception leaves the constructor.
+// - Journaled: each write is recorded in the run's journal (util/journal) before it is made,
+//   with the old bytes, so `ksandwich cleanup` can put them back after a SIGKILL.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -40,6 +42,7 @@ class KnobGuard {
   std::string path_;     // as the experiment wrote it
   fs::path resolved_;    // where it was written
   std::string old_;      // exactly as read
+  uint64_t journaled_ = 0;
 };
 
 // All knobs of an arm, set in order and restored in reverse.

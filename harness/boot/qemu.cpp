@@ -17,6 +17,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/journal.hpp"
 
 namespace ks::boot {
 namespace {
@@ -100,20 +101,27 @@ std::string shell_line(const std::vector<std::string>& argv) {
 // also when the point fails or Ctrl-C unwinds. In /dev/shm, so the drive is RAM-backed.
 class NvmeImage {
  public:
-  NvmeImage(fs::path path, uint64_t size_mib) : path_(std::move(path)) {
+  NvmeImage(fs::path path, uint64_t size_mib)
+      : path_(std::move(path)), journaled_(journal::record("file", {{"path", path_.string()}})) {
     int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw SystemError("create NVMe backing file " + path_.string(), errno);
+    if (fd < 0) {
+      int err = errno;
+      journal::record_undone(journaled_);
+      throw SystemError("create NVMe backing file " + path_.string(), err);
+    }
     int rc = ftruncate(fd, static_cast<off_t>(size_mib) << 20);
     int err = errno;
     close(fd);
     if (rc != 0) {
       fs::remove(path_);
+      journal::record_undone(journaled_);
       throw SystemError("size NVMe backing file " + path_.string(), err);
     }
   }
   ~NvmeImage() {
     std::error_code ec;
     fs::remove(path_, ec);
+    if (!ec) journal::record_undone(journaled_);
   }
   NvmeImage(const NvmeImage&) = delete;
   NvmeImage& operator=(const NvmeImage&) = delete;
@@ -121,6 +129,7 @@ class NvmeImage {
 
  private:
   fs::path path_;
+  uint64_t journaled_;
 };
 
 fs::path nvme_image_path(const PointContext& ctx) {

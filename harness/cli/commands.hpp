@@ -37,6 +37,7 @@ void set_calibrate_command(CLI::App& app, Context& context);
 void set_history_command(CLI::App& app, Context& context);
 void set_trend_command(CLI::App& app, Context& context);
 void set_junit_command(CLI::App& app, Context& context);
+void set_cleanup_command(CLI::App& app, Context& context);
 
 // Throws UserError (exit 2) unless DIR can become a run's output directory: not a file,
 // not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.

@@ -5,6 +5,7 @@
 #include "boot/accel.hpp"
 #include "cli/commands.hpp"
 #include "machine/doctor.hpp"
+#include "pipeline/host_changes.hpp"
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "trace/function_counter.hpp"
@@ -62,8 +63,13 @@ void set_doctor_command(CLI::App& app, Context& context) {
       host_ready = host_ready && (c.ok || !c.required);
       main_ready = main_ready && (c.ok || !c.main_job);
     }
+    auto left = pipeline::leftovers();
     if (*as_json) {
-      nlohmann::json out{{"ready_for_main_job", main_ready},
+      nlohmann::json leftovers = nlohmann::json::array();
+      for (auto& l : left)
+        leftovers.push_back({{"dir", l.dir.string()}, {"pid", l.pid}, {"pending", l.pending},
+                             {"fix", "ksandwich cleanup " + l.dir.string()}});
+      nlohmann::json out{{"leftovers", leftovers},{"ready_for_main_job", main_ready},
                          {"main_job_accelerator", main_ready ? nlohmann::json(accel) : nlohmann::json()},
                          {"ready_for_host_sandwich", host_ready},
                          {"checks", nlohmann::json::array()}};
@@ -81,6 +87,12 @@ void set_doctor_command(CLI::App& app, Context& context) {
                  main_ready ? "ready for the main job (the QEMU sandwich, under " + accel + ")"
                             : "not ready for the main job: fix the MISSING lines above",
                  host_ready ? "ready for the host sandwich" : "not ready for the host sandwich: fix the MISSING lines above");
+      for (auto& l : left) {
+        fmt::print("\nleftovers of a killed run (pid {}) in {}: {} change(s) not undone\n", l.pid, l.dir.string(),
+                   l.pending.size());
+        for (auto& p : l.pending) fmt::print("  {}\n", p);
+        fmt::print("  fix: ksandwich cleanup {}\n", l.dir.string());
+      }
     }
     context.exit_code = main_ready || host_ready ? 0 : 2;
   });

@@ -75,8 +75,9 @@ int main(int argc, char** argv) {
       "REGRESSION on valid data, even if another workload is INVALID (so CI can gate on it);\n"
       "2 bad input or environment (a message says what; nothing touched); 3 no regression\n"
       "shown and some workload INVALID (a failed point, an unexpected result, kernel health,\n"
-      "direct hit); 4 no regression shown and some workload INCONCLUSIVE; 130 interrupted.\n"
-      "The bundle is written in cases 0, 1, 3 and 4."};
+      "direct hit); 4 no regression shown and some workload INCONCLUSIVE; 130 interrupted\n"
+      "(SIGINT, SIGTERM, SIGHUP). The bundle is written in cases 0, 1, 3 and 4. After a\n"
+      "SIGKILL, `ksandwich cleanup DIR` undoes what the run left."};
   app.set_version_flag("--version", std::string("ksandwich ") + KSANDWICH_VERSION + " (" +
                                         KSANDWICH_GIT_REVISION + ")");
   app.require_subcommand(1);
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   ks::cli::set_nightly_command(app, context);
   ks::cli::set_trend_command(app, context);
   ks::cli::set_junit_command(app, context);
+  ks::cli::set_cleanup_command(app, context);
   set_build_command(app, context);
   app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "util/files.hpp"
+#include "util/journal.hpp"
 
 namespace ks::machine {
 namespace {
@@ -138,14 +139,18 @@ GovernorSetting::GovernorSetting(int cpu, std::string wanted) {
   path_ = std::string(kCpuSys) + "/cpu" + std::to_string(cpu < 0 ? 0 : cpu) + "/cpufreq/scaling_governor";
   described_ = {{"requested", wanted}, {"set", false}};
   auto previous = read_sys(path_);
-  if (!previous) {
+  auto previous_bytes = try_read_file(path_);
+  if (!previous || !previous_bytes) {
     described_["reason"] = "no cpufreq on this machine (" + path_ + " does not exist)";
     path_.clear();
     return;
   }
+  journaled_ = journal::record("knob", {{"path", path_}, {"old_hex", journal::to_hex(*previous_bytes)},
+                                       {"value", wanted}, {"what", "cpufreq governor"}});
   try {
     write_file(path_, wanted);
   } catch (const std::exception& e) {
+    journal::record_undone(journaled_);
     described_["reason"] = std::string("the kernel refused it: ") + e.what();
     path_.clear();
     return;
@@ -160,6 +165,7 @@ GovernorSetting::~GovernorSetting() {
   if (path_.empty()) return;
   try {
     write_file(path_, previous_);
+    journal::record_undone(journaled_);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warning: could not put the governor back in %s: %s\n", path_.c_str(), e.what());
   }

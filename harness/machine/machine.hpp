@@ -39,6 +39,7 @@ class GovernorSetting {
 
  private:
   std::string path_, previous_;
+  uint64_t journaled_ = 0;  // util/journal: the write, with the old bytes
   nlohmann::json described_;
 };
 

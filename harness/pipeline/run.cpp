@@ -11,6 +11,7 @@
 #include "machine/machine.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/calibration.hpp"
+#include "pipeline/host_changes.hpp"
 #include "pipeline/kernels.hpp"
 #include "pipeline/preflight.hpp"
 #include "pipeline/records.hpp"
@@ -322,7 +323,14 @@ int run(const RunOptions& o) {
     print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
   }
-  if (!o.backend) preflight(e, o);
+  // The checks first (they touch nothing, and the storage guard must refuse a device before
+  // anything opens it to lock it); then one measuring run per machine and a journal of what
+  // it changes. A test's injected backend changes nothing on the machine: it takes neither.
+  std::optional<HostChanges> host_changes;
+  if (!o.backend) {
+    preflight(e, o);
+    host_changes.emplace(o.state_dir, o.out_dir, e, o.resume);
+  }
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
@@ -335,6 +343,7 @@ int run(const RunOptions& o) {
   if (auto it = kernels.by_arm.find("control"); it != kernels.by_arm.end()) control_kernel = it->second.bzimage;
   backend->preflight(control_kernel);
   fs::create_directories(o.out_dir / "logs");
+  if (host_changes) host_changes->open_journal();
   proc::set_command_log(o.out_dir / "logs/commands.jsonl");
   for (auto& [arm, built] : kernels.by_arm)
     fs::copy_file(built.build_dir / "build.log", o.out_dir / "logs" / ("build-" + arm + ".log"),

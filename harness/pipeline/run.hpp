@@ -32,9 +32,10 @@ struct RunOptions {
   fs::path agent;             // ksandwich-agent
   fs::path repo_dir;          // where workloads/fio, configs/, kernel-patches/ live
   // Tests only (tests/support/fake_backend.hpp): run the points on this backend instead of
-  // the experiment's, skipping the machine preflight (root, tools, devices) that belongs to
-  // the real backends. The output directory and --resume checks still apply.
+  // the experiment's, skipping the machine preflight (root, tools, devices) and the machine
+  // lock that belong to the real backends. The output directory and --resume checks still apply.
   std::shared_ptr<boot::Backend> backend;
+  fs::path state_dir = "/run/ksandwich";  // the machine lock and the registry of runs (host_changes.hpp)
 };
 
 // Returns the process exit code (0 ok, 1 material regression, 3 a point failed).

@@ -1,5 +1,6 @@
 #include "storage/storage.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,12 +9,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <random>
 #include <thread>
 
 #include "proc/runner.hpp"
 #include "storage/facts.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/journal.hpp"
 
 namespace ks::storage {
 namespace {
@@ -56,6 +59,8 @@ uint64_t device_size_mib(const fs::path& device) {
   return std::stoull(sectors) * 512 / (1024 * 1024);
 }
 
+}  // namespace
+
 bool is_mount_point(const fs::path& dir) {
   for (auto& e : parse_mountinfo(try_read_file("/proc/self/mountinfo").value_or("")))
     if (e.mount_point == dir.string()) return true;
@@ -64,13 +69,16 @@ bool is_mount_point(const fs::path& dir) {
 
 // Unmount, retrying once (a just-finished workload may still hold a reference for a moment).
 // A lazy unmount is the last resort, and it is said out loud: the device may stay busy.
-void unmount(const fs::path& mount_point) {
+void unmount(const fs::path& mount_point, bool lazily_if_busy) {
   if (!is_mount_point(mount_point)) return;
   auto r = run_cleanup({"umount", mount_point.string()});
   if (r.ok()) return;
   std::this_thread::sleep_for(500ms);
   r = run_cleanup({"umount", mount_point.string()});
   if (r.ok()) return;
+  if (!lazily_if_busy)
+    throw SystemError("unmount " + mount_point.string(),
+                      r.describe() + " (a process still uses it: see `fuser -vm " + mount_point.string() + "`)");
   std::fprintf(stderr,
                "ksandwich: warning: %s; unmounting lazily with umount -l, the device may stay "
                "busy until its last user exits\n",
@@ -110,6 +118,17 @@ void unload_brd() {
   if (!r.ok()) throw SystemError("unload brd", r.describe());
 }
 
+namespace {
+
+// DIR/PREFIX + 12 random hex digits: a name that can be journaled before it is created
+// (mkstemp and mkdtemp would create it first).
+fs::path fresh_name(const fs::path& dir, const std::string& prefix) {
+  std::random_device random;
+  char suffix[13];
+  std::snprintf(suffix, sizeof suffix, "%06x%06x", random() & 0xffffff, random() & 0xffffff);
+  return dir / (prefix + suffix);
+}
+
 std::vector<std::string> unique(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (auto& item : items)
@@ -146,6 +165,7 @@ std::string resolve_kind(const std::string& requested) {
 struct Filesystem::State {
   struct Undo {
     std::string what;
+    uint64_t journaled;  // the journal entry this puts back (0: none)
     std::function<void()> action;
   };
 
@@ -161,14 +181,16 @@ struct Filesystem::State {
 
   // Steps that can be interrupted halfway (modprobe, losetup, mount) register their undo
   // before they run; such an undo checks what is there and does nothing if nothing was made.
-  void on_undo(std::string what, std::function<void()> action) {
-    undo.push_back({std::move(what), std::move(action)});
+  // JOURNALED: the journal entry (util/journal) recorded just before the change.
+  void on_undo(std::string what, uint64_t journaled, std::function<void()> action) {
+    undo.push_back({std::move(what), journaled, std::move(action)});
   }
 
   ~State() {
     for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
       try {
         it->action();
+        journal::record_undone(it->journaled);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ksandwich: cleanup failed: %s: %s\n", it->what.c_str(), e.what());
       } catch (...) {
@@ -187,7 +209,7 @@ struct Filesystem::State {
                       "unload it (rmmod brd) so the harness can load it with the size it needs, "
                       "or use storage kind zram or loop");
     } else {
-      on_undo("unload brd", unload_brd);
+      on_undo("unload brd", journal::record("brd", {{"size_mib", request.size_mib}}), [] { unload_brd(); });
       run({"modprobe", "brd", "rd_nr=1", "rd_size=" + std::to_string(request.size_mib * 1024)},
           60s);
       details["loaded_by_us"] = true;
@@ -197,8 +219,10 @@ struct Filesystem::State {
   }
 
   void create_zram() {
+    auto journaled = journal::record("zram", {{"size_mib", request.size_mib}});
     auto id = trim(read_file(kZramControl / "hot_add"));
-    on_undo("remove zram" + id, [id] { remove_zram(id); });
+    journal::amend(journaled, {{"id", id}});
+    on_undo("remove zram" + id, journaled, [id] { remove_zram(id); });
     write_file("/sys/block/zram" + id + "/disksize", std::to_string(request.size_mib) + "M");
     device = "/dev/zram" + id;
     wait_for_block_device(device);
@@ -207,16 +231,17 @@ struct Filesystem::State {
   }
 
   void create_loop() {
-    std::string name = (request.scratch_dir / "ksandwich-loop-XXXXXX").string();
-    int fd = mkstemp(name.data());
-    if (fd < 0) throw SystemError("create loop backing file in " + request.scratch_dir.string(), errno);
-    fs::path file = name;
-    on_undo("remove " + file.string(), [file] { fs::remove(file); });
+    fs::path file = fresh_name(request.scratch_dir, "ksandwich-loop-");
+    auto journaled = journal::record("file", {{"path", file.string()}});
+    int fd = open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw SystemError("create loop backing file " + file.string(), errno);
+    on_undo("remove " + file.string(), journaled, [file] { fs::remove(file); });
     int rc = ftruncate(fd, static_cast<off_t>(request.size_mib * 1024 * 1024));
     int err = errno;
     close(fd);
     if (rc != 0) throw SystemError("size " + file.string(), err);
-    on_undo("detach loop devices on " + file.string(), [file] { detach_loops_backed_by(file); });
+    on_undo("detach loop devices on " + file.string(),
+            journal::record("loop", {{"backing_file", file.string()}}), [file] { detach_loops_backed_by(file); });
     device = trim(run({"losetup", "--find", "--show", file.string()}, 60s).out);
     details["backing_file"] = file.string();
     details["direct_io"] =
@@ -244,11 +269,13 @@ struct Filesystem::State {
 
     fs::create_directories(kMountRoot);
     // Canonical, so the path matches what /proc/self/mountinfo will say.
-    std::string dir = (fs::canonical(kMountRoot) / "mnt-XXXXXX").string();
-    if (!mkdtemp(dir.data())) throw SystemError("create a mount point in " + kMountRoot.string(), errno);
-    fs::path mp = dir;
-    on_undo("remove " + mp.string(), [mp] { fs::remove(mp); });
-    on_undo("unmount " + mp.string(), [mp] { unmount(mp); });
+    fs::path mp = fresh_name(fs::canonical(kMountRoot), "mnt-");
+    auto made_dir = journal::record("dir", {{"path", mp.string()}});
+    if (mkdir(mp.c_str(), 0700) != 0) throw SystemError("create the mount point " + mp.string(), errno);
+    on_undo("remove " + mp.string(), made_dir, [mp] { fs::remove(mp); });
+    on_undo("unmount " + mp.string(),
+            journal::record("mount", {{"target", mp.string()}, {"source", fs::weakly_canonical(device).string()}, {"fstype", "btrfs"}}),
+            [mp] { unmount(mp); });
     std::vector<std::string> mount{"mount", "-t", "btrfs"};
     if (!request.mount_options.empty()) {
       mount.push_back("-o");

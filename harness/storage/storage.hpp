@@ -5,7 +5,8 @@
 // it holds, signature or not) that is not mounted, not in use, not swap and not the device
 // holding /. It labels every btrfs it makes (Request::label, e.g. ksandwich-<run id>), so
 // the run's later points and --resume recognise their own filesystem. Everything it creates it removes again: on success, on failure
-// and on SIGINT/SIGTERM (the destructor runs as the Interrupted exception unwinds).
+// and on SIGINT/SIGTERM (the destructor runs as the Interrupted exception unwinds). Every
+// change is journaled first (util/journal), so what a SIGKILL left can be undone later.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -42,6 +43,14 @@ std::string resolve_kind(const std::string& requested);
 // /proc/self/mountinfo, /proc/swaps, /sys/class/block, `wipefs --no-act`, the btrfs
 // superblock, an O_EXCL open. OWN_LABEL: see judge_device().
 void guard_device(const fs::path& device, bool allow_overwrite, const std::string& own_label = {});
+
+// What Filesystem's cleanups do, also for `ksandwich cleanup` (pipeline/host_changes) when a
+// killed run's journal says what is left. Each throws SystemError when it cannot.
+bool is_mount_point(const fs::path& dir);
+void unmount(const fs::path& mount_point, bool lazily_if_busy = true);  // no-op when not mounted
+void detach_loops_backed_by(const fs::path& file);
+void remove_zram(const std::string& id);
+void unload_brd();  // no-op when brd is not loaded
 
 class Filesystem {
  public:

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "proc/runner.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/journal.hpp"
 
 namespace ks::trace {
 namespace {
@@ -121,6 +123,7 @@ class Tracefs {
     proc::Command cmd;
     cmd.argv = {"mount", "-t", "tracefs", "nodev", kTracefs.string()};
     cmd.timeout = 30s;
+    journaled_ = journal::record("mount", {{"target", kTracefs.string()}, {"source", "nodev"}, {"fstype", "tracefs"}});
     proc::run_checked(cmd);
     dir_ = kTracefs;
     mounted_by_us_ = true;
@@ -139,6 +142,7 @@ class Tracefs {
       cmd.cleanup = true;
       auto r = proc::run(cmd);
       if (!r.ok()) std::fprintf(stderr, "ksandwich: warning: %s\n", r.describe().c_str());
+      else journal::record_undone(journaled_);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ksandwich: warning: unmount %s: %s\n", dir_.c_str(), e.what());
     }
@@ -150,6 +154,7 @@ class Tracefs {
  private:
   fs::path dir_;
   bool mounted_by_us_ = false;
+  uint64_t journaled_ = 0;
 };
 
 // One direct-hit pass at a time per machine: two would overwrite each other's tracer.
@@ -215,6 +220,16 @@ struct FunctionCounter::State {
       saved_buffer_kib;
   std::optional<std::vector<std::string>> saved_filter;
   bool trace_buffer_used = false;
+  // tracefs file -> its journal entry (util/journal), which holds what restore() writes back.
+  std::map<std::string, uint64_t> journaled;
+
+  void journal_before_writing(const std::string& file, const std::string& restore_text) {
+    if (!journaled.count(file))
+      journaled[file] = journal::record("tracefs", {{"file", (*tracefs / file).string()}, {"restore", restore_text}});
+  }
+  void journal_restored(const std::string& file) {
+    if (auto it = journaled.find(file); it != journaled.end()) journal::record_undone(it->second);
+  }
 
   void start(const std::string& wanted) {
     if (wanted != "auto" && wanted != kFunctionProfiler && wanted != kFunctionTracer)
@@ -261,6 +276,7 @@ struct FunctionCounter::State {
       for (auto& [name, count] : names) list.push_back(name);
       return list;
     }();
+    journal_before_writing("set_ftrace_filter", join(name_chunks(*saved_filter), ""));
     write_chunks(t / "set_ftrace_filter", name_chunks(symbols));
     capture.set_ftrace_filter = read_text(t / "set_ftrace_filter");
     auto filtered = parse_function_list(capture.set_ftrace_filter);
@@ -269,15 +285,20 @@ struct FunctionCounter::State {
 
     if (profiler) {
       saved_profile_enabled = trim(read_text(t / "function_profile_enabled"));
+      journal_before_writing("function_profile_enabled", *saved_profile_enabled);
       write_text(t / "function_profile_enabled", "1");  // (re)starting resets the counts
     } else {
       saved_tracing_on = trim(read_text(t / "tracing_on"));
       saved_tracer = trim(read_text(t / "current_tracer"));
       saved_buffer_kib = trim(read_text(t / "buffer_size_kb"));
+      journal_before_writing("tracing_on", *saved_tracing_on);
       write_text(t / "tracing_on", "0");
+      journal_before_writing("current_tracer", *saved_tracer);
       write_text(t / "current_tracer", "nop");
-      if (auto kib = buffer_kib(*saved_buffer_kib); !kib || *kib < trace_buffer_kib())
+      if (auto kib = buffer_kib(*saved_buffer_kib); !kib || *kib < trace_buffer_kib()) {
+        if (kib) journal_before_writing("buffer_size_kb", std::to_string(*kib));
         write_text(t / "buffer_size_kb", std::to_string(trace_buffer_kib()));
+      }
       trace_buffer_used = true;
       write_text(t / "trace", "");  // opening with O_TRUNC clears the buffer
       write_text(t / "current_tracer", "function");
@@ -321,30 +342,33 @@ struct FunctionCounter::State {
   void restore() noexcept {
     if (!tracefs) return;
     auto& t = *tracefs;
-    auto attempt = [&](const char* what, auto&& action) {
+    // Each file's last write puts it back: its journal entry is then undone.
+    auto attempt = [&](const char* what, bool last, auto&& action) {
       try {
         action();
+        if (last) journal_restored(what);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ksandwich: warning: could not restore tracefs %s: %s\n", what,
                      e.what());
       }
     };
     if (saved_profile_enabled)
-      attempt("function_profile_enabled",
+      attempt("function_profile_enabled", true,
               [&] { write_text(t / "function_profile_enabled", *saved_profile_enabled); });
     if (saved_tracer) {
-      attempt("tracing_on", [&] { write_text(t / "tracing_on", "0"); });
-      attempt("current_tracer", [&] { write_text(t / "current_tracer", *saved_tracer); });
+      attempt("tracing_on", false, [&] { write_text(t / "tracing_on", "0"); });
+      attempt("current_tracer", true, [&] { write_text(t / "current_tracer", *saved_tracer); });
     }
-    if (trace_buffer_used) attempt("trace", [&] { write_text(t / "trace", ""); });
+    if (trace_buffer_used) attempt("trace", false, [&] { write_text(t / "trace", ""); });
     if (saved_buffer_kib)
       if (auto kib = buffer_kib(*saved_buffer_kib))
-        attempt("buffer_size_kb", [&] { write_text(t / "buffer_size_kb", std::to_string(*kib)); });
+        attempt("buffer_size_kb", true, [&] { write_text(t / "buffer_size_kb", std::to_string(*kib)); });
     if (saved_filter)
-      attempt("set_ftrace_filter",
+      attempt("set_ftrace_filter", true,
               [&] { write_chunks(t / "set_ftrace_filter", name_chunks(*saved_filter)); });
     if (saved_tracing_on)
-      attempt("tracing_on", [&] { write_text(t / "tracing_on", *saved_tracing_on); });
+      attempt("tracing_on", true, [&] { write_text(t / "tracing_on", *saved_tracing_on); });
+    journaled.clear();
     saved_profile_enabled.reset();
     saved_tracer.reset();
     saved_buffer_kib.reset();

@@ -13,7 +13,8 @@
 // tracefs is left as it was found: current_tracer, set_ftrace_filter,
 // function_profile_enabled, tracing_on and buffer_size_kb are saved before anything is
 // written and restored by stop() or the destructor (also when an exception passes); tracefs
-// is mounted on /sys/kernel/tracing when absent and unmounted again. The trace buffer's
+// is mounted on /sys/kernel/tracing when absent and unmounted again. Each of these is
+// journaled (util/journal) before it is written, with what restoring writes back. The trace buffer's
 // contents are cleared, not restored. One counter at a time per machine (a lock file).
 #include <memory>
 #include <string>

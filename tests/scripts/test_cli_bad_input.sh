@@ -51,7 +51,7 @@ expect_error "missing experiment" "does not exist" -- "$ks" run "$tmp/nope.json"
 expect_error "no fio installed" "fio is not installed" -- env PATH=/nonexistent "$ks" run "$tmp/fio.json" --out "$tmp/o5"
 expect_error "unknown subcommand" "" -- "$ks" frobnicate
 expect_error "report of a missing bundle" "does not exist" -- "$ks" report "$tmp/none.json"
-expect_error "validate of a non-bundle" "problem" -- "$ks" validate "$tmp/malformed.json"
+expect_error "validate of a non-bundle" "is not valid JSON" -- "$ks" validate "$tmp/malformed.json"
 if [ "$(id -u)" -eq 0 ]; then
   root_dev=$(findmnt -n -o SOURCE /)
   sed "s#/dev/vda#$root_dev#" "$tmp/root-device.json" >"$tmp/root-device2.json"

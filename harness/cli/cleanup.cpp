@@ -1,0 +1,41 @@
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "pipeline/host_changes.hpp"
+#include "util/error.hpp"
+
+namespace ks::cli {
+
+void set_cleanup_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand(
+      "cleanup", "undo what a killed run left on this machine (mounts, loop/zram/brd devices, files in "
+                 "/dev/shm, knobs, governor, tracefs), from its journal DIR/logs/journal.jsonl");
+  auto dir = std::make_shared<std::string>();
+  cmd->add_option("dir", *dir, "the run's output directory (default: every registered run whose process is gone)");
+  cmd->callback([dir, &context] {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> dirs;
+    if (!dir->empty()) {
+      dirs.push_back(fs::absolute(*dir).lexically_normal());
+    } else {
+      dirs = pipeline::dead_runs();
+      if (dirs.empty()) fmt::print("nothing to clean up: no run that was killed is registered in {}\n",
+                                   pipeline::kStateDir.string());
+    }
+    bool failed = false;
+    for (auto& d : dirs) {
+      auto report = pipeline::cleanup_run(d);
+      for (auto& line : report.lines) fmt::print("{}\n", line);
+      fmt::print("{}: {} undone, {} skipped{}\n", d.string(), report.undone, report.skipped,
+                 report.lines.empty() ? " (nothing left to undo)" : "");
+      failed = failed || !report.ok();
+    }
+    if (failed)
+      throw UserError("some change could not be undone (the FAILED line above says which and why)",
+                      "fix that (e.g. stop the process that still uses a mount), then run the same "
+                      "`ksandwich cleanup` again: it carries on where it stopped");
+    context.exit_code = 0;
+  });
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,369 @@
+#include "pipeline/host_changes.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "storage/facts.hpp"
+#include "storage/storage.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using nlohmann::json;
+using journal::Entry;
+
+constexpr long kTracefsMagic = 0x74726163;  // linux/magic.h TRACEFS_MAGIC
+
+// What undoing one entry did: "" when it was undone, else why it was skipped. Throws when
+// it cannot be undone.
+using Undo = std::function<std::string(const Entry&, const UndoRules&)>;
+
+std::string field(const Entry& e, const char* key) {
+  auto it = e.data.find(key);
+  return it != e.data.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool at_or_below(const fs::path& path, const fs::path& root) {
+  auto p = path.lexically_normal().string(), r = root.lexically_normal().string();
+  while (r.size() > 1 && r.back() == '/') r.pop_back();
+  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 && p[r.size()] == '/');
+}
+
+// Throws unless PATH lies at or below one of ROOTS: the journal names it, and a journal is
+// a file someone could have changed.
+void confine(const std::string& what, const fs::path& path, const std::vector<fs::path>& roots) {
+  for (auto& root : roots)
+    if (path.is_absolute() && at_or_below(path, root)) return;
+  throw SystemError("undo " + what + " " + path.string(), "not a place where ksandwich makes anything");
+}
+
+std::vector<storage::MountEntry> mounts() {
+  return storage::parse_mountinfo(try_read_file("/proc/self/mountinfo").value_or(""));
+}
+
+std::string undo_mount(const Entry& e, const UndoRules& rules) {
+  fs::path target = field(e, "target");
+  confine("mount", target, rules.mount_roots);
+  const storage::MountEntry* top = nullptr;
+  auto all = mounts();
+  for (auto& m : all)
+    if (m.mount_point == target.string()) top = &m;
+  if (!top) return "not mounted";
+  auto source = field(e, "source");
+  if (top->fstype != field(e, "fstype") || (!source.empty() && top->source != source))
+    return "something else is mounted there now (" + top->fstype + " from " + top->source + "): left alone";
+  storage::unmount(target, /*lazily_if_busy=*/false);
+  return "";
+}
+
+std::string undo_dir(const Entry& e, const UndoRules& rules) {
+  fs::path dir = field(e, "path");
+  confine("directory", dir, rules.mount_roots);
+  if (!fs::is_directory(dir)) return "not there";
+  if (::rmdir(dir.c_str()) != 0) {
+    if (errno == ENOTEMPTY || errno == EEXIST) return "not empty: left as it is";
+    throw SystemError("remove " + dir.string(), errno);
+  }
+  return "";
+}
+
+fs::path own_file(const Entry& e, const char* key, const UndoRules& rules) {
+  fs::path path = field(e, key);
+  confine("file", path, rules.file_roots);
+  if (!starts_with(path.filename().string(), "ksandwich-"))
+    throw SystemError("undo file " + path.string(), "ksandwich names its files ksandwich-*");
+  return path;
+}
+
+std::string undo_file(const Entry& e, const UndoRules& rules) {
+  auto path = own_file(e, "path", rules);
+  if (!fs::exists(fs::symlink_status(path))) return "not there";
+  fs::remove(path);
+  return "";
+}
+
+std::string undo_loop(const Entry& e, const UndoRules& rules) {
+  auto file = own_file(e, "backing_file", rules);
+  if (!fs::exists(file)) return "its backing file is gone";
+  storage::detach_loops_backed_by(file);
+  return "";
+}
+
+std::string undo_zram(const Entry& e, const UndoRules&) {
+  auto id = field(e, "id");
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+    return "the run died before it learnt the device's number";
+  fs::path sys = "/sys/block/zram" + id;
+  if (!fs::exists(sys)) return "zram" + id + " is gone";
+  // Ours, or an empty one made in the moment before the size was set; not someone else's.
+  auto disksize = std::stoull(read_first_line(sys / "disksize", "0"));
+  auto wanted = e.data.value("size_mib", uint64_t{0}) << 20;
+  if (disksize != 0 && disksize != wanted)
+    return "zram" + id + " is not the one this run made (" + std::to_string(disksize >> 20) + " MiB): left alone";
+  for (auto& m : mounts())
+    if (m.source == "/dev/zram" + id) return "zram" + id + " is mounted on " + m.mount_point + ": left alone";
+  storage::remove_zram(id);
+  return "";
+}
+
+std::string undo_brd(const Entry&, const UndoRules&) {
+  if (!fs::exists("/sys/module/brd")) return "brd is not loaded";
+  for (auto& m : mounts())
+    if (starts_with(m.source, "/dev/ram")) return m.source + " is mounted on " + m.mount_point + ": left alone";
+  storage::unload_brd();
+  return "";
+}
+
+// Puts a knob's old bytes back, but only while it still holds what the run wrote.
+std::string undo_knob(const Entry& e, const UndoRules& rules) {
+  if (!fs::exists(field(e, "path"))) return "not there";
+  auto path = boot::resolve_knob(field(e, "path"), rules.knobs);
+  auto old = journal::from_hex(field(e, "old_hex"));
+  auto now = read_file(path);
+  if (now == old) return "already holds its old value";
+  auto value = trim(field(e, "value"));
+  if (trim(now) != value && now.find("[" + value + "]") == std::string::npos)
+    return "changed since by someone else (now " + trim(now) + "): left as it is";
+  write_file(path, old);
+  return "";
+}
+
+std::string undo_tracefs(const Entry& e, const UndoRules& rules) {
+  if (!fs::exists(field(e, "file"))) return "tracefs is not mounted there";
+  auto path = boot::resolve_knob(field(e, "file"), {rules.knobs.roots, false});
+  struct statfs st{};
+  if (rules.require_tracefs && (statfs(path.c_str(), &st) != 0 || st.f_type != kTracefsMagic))
+    throw SystemError("undo tracefs " + path.string(), "not on tracefs");
+  write_file(path, field(e, "restore"));
+  return "";
+}
+
+const std::map<std::string, Undo>& undo_table() {
+  static const std::map<std::string, Undo> table{
+      {"mount", undo_mount}, {"dir", undo_dir},   {"file", undo_file},     {"loop", undo_loop},
+      {"zram", undo_zram},   {"brd", undo_brd},   {"knob", undo_knob},     {"tracefs", undo_tracefs}};
+  return table;
+}
+
+void lock_or_throw(int fd, const fs::path& path) {
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) throw SystemError("lock " + path.string(), errno);
+}
+
+json read_registration(const fs::path& file) {
+  json j = json::parse(try_read_file(file).value_or(""), nullptr, false);
+  return j.is_object() ? j : json();
+}
+
+bool registration_alive(const json& r) {
+  journal::Entry who;
+  who.pid = r.value("pid", 0);
+  who.pid_start = r.value("pid_start", uint64_t{0});
+  return journal::maker_alive(who);
+}
+
+// Removes the registrations of OUT_DIR whose process is gone; returns how many.
+int unregister_dead(const fs::path& state_dir, const fs::path& out_dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (auto& f : fs::directory_iterator(state_dir / "active", ec)) {
+    auto r = read_registration(f.path());
+    if (r.is_object() && r.value("dir", "") == out_dir.string() && !registration_alive(r))
+      removed += fs::remove(f.path(), ec) ? 1 : 0;
+  }
+  return removed;
+}
+
+}  // namespace
+
+fs::path journal_file(const fs::path& out_dir) { return out_dir / "logs/journal.jsonl"; }
+
+std::string describe(const Entry& e) {
+  if (e.kind == "mount")
+    return "mount " + field(e, "target") + " (" + field(e, "fstype") + " from " + field(e, "source") + ")";
+  if (e.kind == "dir") return "directory " + field(e, "path");
+  if (e.kind == "file") return "file " + field(e, "path");
+  if (e.kind == "loop") return "loop device on " + field(e, "backing_file");
+  if (e.kind == "zram") return "zram" + field(e, "id") + " (" + e.data.value("size_mib", json()).dump() + " MiB)";
+  if (e.kind == "brd") return "brd module";
+  if (e.kind == "knob") return "knob " + field(e, "path") + " = " + field(e, "value");
+  if (e.kind == "tracefs") return "tracefs " + field(e, "file");
+  return e.kind + " " + e.data.dump();
+}
+
+CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const fs::path& state_dir) {
+  auto file = journal_file(out_dir);
+  if (!fs::exists(file) && unregister_dead(state_dir, out_dir) > 0)
+    return {0, 0, {"its journal is gone (was " + out_dir.string() + " removed?): nothing known to undo"}, ""};
+  if (!fs::exists(file))
+    throw UserError(out_dir.string() + " has no journal (" + file.string() + ")",
+                    "name the output directory of a ksandwich run (one written by this version)");
+  // One cleanup of a journal at a time (`cleanup` and `run --resume` could meet).
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw SystemError("open " + file.string(), errno);
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  lock_or_throw(fd, file);
+
+  auto pending = journal::read(file).pending();
+  for (auto& e : pending)
+    if (journal::maker_alive(e) && e.pid != getpid())
+      throw UserError("the run in " + out_dir.string() + " is still running (pid " + std::to_string(e.pid) + ")",
+                      "wait for it to finish, or stop it (kill " + std::to_string(e.pid) +
+                          ": it undoes its changes itself); cleanup is for runs that were killed");
+
+  CleanupReport report;
+  journal::Journal journal(file);
+  for (auto& e : pending) {
+    auto what = describe(e);
+    auto undo = undo_table().find(e.kind);
+    try {
+      if (undo == undo_table().end())
+        throw SystemError("undo " + what, "this ksandwich does not know how to undo a '" + e.kind + "'");
+      auto skipped = undo->second(e, rules);
+      journal.undone(e.seq, skipped.empty() ? "undone by cleanup" : "skipped: " + skipped);
+      (skipped.empty() ? report.undone : report.skipped)++;
+      report.lines.push_back(skipped.empty() ? "undone: " + what : "skipped: " + what + ": " + skipped);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception& err) {
+      report.failure = what + ": " + err.what();
+      report.lines.push_back("FAILED: " + report.failure);
+      break;
+    }
+  }
+  if (report.ok()) unregister_dead(state_dir, out_dir);
+  return report;
+}
+
+std::vector<fs::path> dead_runs(const fs::path& state_dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto& f : fs::directory_iterator(state_dir / "active", ec)) {
+    auto r = read_registration(f.path());
+    if (r.is_object() && r.contains("dir") && !registration_alive(r)) out.push_back(r["dir"].get<std::string>());
+  }
+  return out;
+}
+
+std::vector<Leftover> leftovers(const fs::path& state_dir) {
+  std::vector<Leftover> out;
+  for (auto& dir : dead_runs(state_dir)) {
+    Leftover l{dir, 0, {}};
+    try {
+      for (auto& e : journal::read(journal_file(dir)).pending()) {
+        l.pid = e.pid;
+        l.pending.push_back(describe(e));
+      }
+    } catch (const std::exception& e) {
+      l.pending.push_back(std::string("the journal cannot be read: ") + e.what());
+    }
+    if (!l.pending.empty()) out.push_back(l);
+  }
+  return out;
+}
+
+HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, const experiment::Experiment& e,
+                         bool resume)
+    : state_dir_(state_dir), out_dir_(out_dir) {
+  std::error_code ec;
+  fs::create_directories(state_dir_ / "active", ec);
+  auto lock_file = state_dir_ / "run.lock";
+  run_lock_fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (run_lock_fd_ < 0)
+    throw UserError("cannot open the machine lock " + lock_file.string() + ": " + std::strerror(errno),
+                    "a measuring run changes the machine: run it as root");
+  if (::flock(run_lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    auto holder = json::parse(try_read_file(lock_file).value_or(""), nullptr, false);
+    ::close(run_lock_fd_);
+    run_lock_fd_ = -1;
+    if (err != EWOULDBLOCK) throw SystemError("lock " + lock_file.string(), err);
+    std::string who = holder.is_object() ? "pid " + std::to_string(holder.value("pid", 0)) + ", writing " +
+                                               holder.value("out_dir", "?") + ", since " + holder.value("started_at", "?")
+                                         : "a process that has not said who it is yet";
+    throw UserError("another ksandwich run holds this machine (" + who + ")",
+                    "one measuring run per machine, so that runs do not measure each other's noise: wait for "
+                    "it to finish, or stop it");
+  }
+  json me{{"pid", getpid()}, {"out_dir", out_dir_.string()}, {"started_at", now_utc_iso8601()}};
+  auto text = me.dump() + "\n";
+  if (::ftruncate(run_lock_fd_, 0) != 0 || ::pwrite(run_lock_fd_, text.data(), text.size(), 0) < 0)
+    throw SystemError("write " + lock_file.string(), errno);
+
+  if (e.backend == "host" && e.storage.kind == "device" && !e.storage.device.empty() &&
+      fs::exists(e.storage.device, ec)) {
+    locked_device_ = fs::canonical(e.storage.device, ec);
+    device_lock_fd_ = ::open(locked_device_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (device_lock_fd_ < 0) throw SystemError("open " + locked_device_.string() + " to lock it", errno);
+    if (::flock(device_lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(device_lock_fd_);
+      device_lock_fd_ = -1;
+      ::close(run_lock_fd_);
+      run_lock_fd_ = -1;
+      throw UserError("storage.device " + e.storage.device + " is locked by another process (flock)",
+                      "wait until it is done with the device, or name another one");
+    }
+  }
+
+  if (resume && fs::exists(journal_file(out_dir_))) {
+    auto report = cleanup_run(out_dir_, {}, state_dir_);
+    for (auto& line : report.lines) std::fprintf(stderr, "cleanup: %s\n", line.c_str());
+    if (!report.ok())
+      throw UserError("cannot resume: what the interrupted run left could not be undone: " + report.failure,
+                      "fix that, then `ksandwich cleanup " + out_dir_.string() + "` and resume again");
+  }
+}
+
+void HostChanges::open_journal() {
+  journal_ = std::make_unique<journal::Active>(journal_file(out_dir_));
+  registration_ = state_dir_ / "active" / (std::to_string(getpid()) + ".json");
+  json me{{"pid", getpid()},
+          {"pid_start", journal::process_start(getpid()).value_or(0)},
+          {"dir", out_dir_.string()},
+          {"started_at", now_utc_iso8601()}};
+  write_file_atomic(registration_, me.dump() + "\n");
+}
+
+HostChanges::~HostChanges() {
+  try {
+    journal_.reset();
+    if (!registration_.empty()) {
+      auto pending = journal::read(journal_file(out_dir_)).pending();
+      if (pending.empty()) {
+        std::error_code ec;
+        fs::remove(registration_, ec);
+      } else {
+        std::fprintf(stderr, "ksandwich: warning: %zu change(s) to this machine were not undone (%s...); "
+                             "`ksandwich cleanup %s` undoes them\n",
+                     pending.size(), describe(pending.front()).c_str(), out_dir_.c_str());
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ksandwich: warning: %s\n", e.what());
+  }
+  if (device_lock_fd_ >= 0) {
+    ::close(device_lock_fd_);
+    // The protocol: whoever held the lock tells udev to look at the device again.
+    try {
+      write_file("/sys/class/block" / locked_device_.filename() / "uevent", "change");
+    } catch (const std::exception&) {
+    }
+  }
+  if (run_lock_fd_ >= 0) ::close(run_lock_fd_);
+}
+
+}  // namespace ks::pipeline

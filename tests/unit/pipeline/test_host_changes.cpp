@@ -1,0 +1,203 @@
+// Cleanup replays a killed run's journal: last change first, each once, never touching
+// what no longer matches. The machine lock names its holder and dies with it. No root: a
+// temporary directory stands in for /sys, /dev/shm and /run/ksandwich.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
+
+#include "boot/knobs.hpp"
+#include "pipeline/host_changes.hpp"
+#include "support/temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/journal.hpp"
+
+namespace fs = std::filesystem;
+namespace journal = ks::journal;
+using ks::pipeline::cleanup_run;
+using ks::pipeline::UndoRules;
+
+namespace {
+
+UndoRules rules_for(const fs::path& root) {
+  UndoRules r;
+  r.mount_roots = {root};
+  r.file_roots = {root};
+  r.knobs.roots = {root};
+  r.knobs.require_kernel_fs = false;
+  r.require_tracefs = false;
+  return r;
+}
+
+// Runs WORK in a child process that then dies without unwinding: what it changed stays,
+// as after a SIGKILL.
+void in_killed_process(const std::function<void()>& work) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      work();
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+}
+
+struct Run {
+  ks::test::TempDir tmp{"ks-host-changes"};
+  fs::path out = tmp.path / "out";
+  Run() { fs::create_directories(out / "logs"); }
+  fs::path journal() const { return ks::pipeline::journal_file(out); }
+  fs::path file(const std::string& name) const { return tmp.path / name; }
+};
+
+// The "how" of every undone line, in the order cleanup wrote them.
+std::vector<uint64_t> undone_order(const fs::path& journal_file) {
+  std::vector<uint64_t> seqs;
+  for (auto& line : ks::split(ks::read_file(journal_file), '\n')) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("undone")) seqs.push_back(j["undone"].get<uint64_t>());
+  }
+  return seqs;
+}
+
+}  // namespace
+
+TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and only once") {
+  Run run;
+  ks::write_file(run.file("knob"), std::string("128\n\0x", 6));
+  in_killed_process([&] {
+    journal::Active active(run.journal());
+    journal::record("file", {{"path", run.file("ksandwich-a").string()}});
+    ks::write_file(run.file("ksandwich-a"), "a");
+    // Never destroyed: the process dies holding the knob, as under SIGKILL.
+    new ks::boot::KnobSetting({{run.file("knob").string(), "4096"}}, rules_for(run.tmp.path).knobs);
+    journal::record("file", {{"path", run.file("ksandwich-c").string()}});
+    ks::write_file(run.file("ksandwich-c"), "c");
+  });
+  CHECK(ks::read_file(run.file("knob")) == "4096");
+  REQUIRE(journal::read(run.journal()).pending().size() == 3);
+
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state");
+  INFO(ks::join(report.lines, "\n"));
+  CHECK(report.ok());
+  CHECK(report.undone == 3);
+  CHECK_FALSE(fs::exists(run.file("ksandwich-a")));
+  CHECK_FALSE(fs::exists(run.file("ksandwich-c")));
+  CHECK(ks::read_file(run.file("knob")) == std::string("128\n\0x", 6));
+  CHECK(undone_order(run.journal()) == std::vector<uint64_t>{3, 2, 1});
+
+  // Again: nothing pending, nothing done, the journal unchanged.
+  auto before = ks::read_file(run.journal());
+  auto again = cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state");
+  CHECK(again.ok());
+  CHECK(again.undone + again.skipped == 0);
+  CHECK(ks::read_file(run.journal()) == before);
+}
+
+TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
+  Run run;
+  ks::write_file(run.file("knob"), "old\n");
+  in_killed_process([&] {
+    journal::Active active(run.journal());
+    new ks::boot::KnobSetting({{run.file("knob").string(), "new"}}, rules_for(run.tmp.path).knobs);
+    journal::record("mount", {{"target", (run.tmp.path / "mnt-gone").string()}, {"source", "/dev/zram9"},
+                              {"fstype", "btrfs"}});
+    journal::record("file", {{"path", run.file("ksandwich-never-made").string()}});
+  });
+  ks::write_file(run.file("knob"), "someone else's\n");  // changed after the run died
+
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state");
+  INFO(ks::join(report.lines, "\n"));
+  CHECK(report.ok());
+  CHECK(report.undone == 0);
+  CHECK(report.skipped == 3);
+  CHECK(ks::read_file(run.file("knob")) == "someone else's\n");
+  CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("not mounted") && Catch::Contains("someone else"));
+  CHECK(journal::read(run.journal()).pending().empty());
+}
+
+TEST_CASE("cleanup: refuses what lies outside its places and stops there, keeping older entries") {
+  Run run;
+  ks::write_file(run.file("ksandwich-older"), "x");
+  ks::test::TempDir elsewhere("ks-elsewhere");
+  ks::write_file(elsewhere.path / "ksandwich-precious", "data");
+  in_killed_process([&] {
+    journal::Active active(run.journal());
+    journal::record("file", {{"path", run.file("ksandwich-older").string()}});
+    journal::record("file", {{"path", (elsewhere.path / "ksandwich-precious").string()}});  // tampered
+  });
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state");
+  CHECK_FALSE(report.ok());
+  CHECK_THAT(report.failure, Catch::Contains("ksandwich-precious"));
+  CHECK(fs::exists(elsewhere.path / "ksandwich-precious"));
+  CHECK(fs::exists(run.file("ksandwich-older")));  // not reached: it was made before
+  CHECK(journal::read(run.journal()).pending().size() == 2);
+}
+
+TEST_CASE("cleanup: refuses while the run's process is alive") {
+  Run run;
+  int go[2];
+  REQUIRE(pipe(go) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(go[1]);
+    {
+      journal::Active active(run.journal());
+      journal::record("file", {{"path", run.file("ksandwich-live").string()}});
+    }
+    char c;
+    (void)!read(go[0], &c, 1);  // alive until the parent lets go
+    _exit(0);
+  }
+  close(go[0]);
+  for (int i = 0; i < 200 && journal::read(run.journal()).entries.empty(); ++i) usleep(10000);
+  CHECK_THROWS_WITH(cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state"),
+                    Catch::Contains("still running") && Catch::Contains(std::to_string(pid)));
+  close(go[1]);
+  waitpid(pid, nullptr, 0);
+  CHECK(cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state").ok());
+}
+
+TEST_CASE("run lock: a second run meets it by name, it dies with its holder, leftovers are listed") {
+  Run run;
+  auto state = run.tmp.path / "state";
+  ks::experiment::Experiment e;
+  e.backend = "host";
+  {
+    ks::pipeline::HostChanges first(state, run.out, e, false);
+    CHECK_THROWS_WITH(ks::pipeline::HostChanges(state, run.tmp.path / "other", e, false),
+                      Catch::Contains("pid " + std::to_string(getpid())) && Catch::Contains(run.out.string()));
+  }
+  // A run killed with its journal open: the lock goes with it, the registration stays.
+  in_killed_process([&] {
+    static auto* killed = new ks::pipeline::HostChanges(state, run.out, e, false);
+    killed->open_journal();
+    journal::record("file", {{"path", run.file("ksandwich-left").string()}});
+    ks::write_file(run.file("ksandwich-left"), "x");
+  });
+  ks::pipeline::HostChanges next(state, run.tmp.path / "next", e, false);  // no stale lock
+
+  auto left = ks::pipeline::leftovers(state);
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].dir.string() == run.out.string());
+  REQUIRE(left[0].pending.size() == 1);
+  CHECK_THAT(left[0].pending[0], Catch::Contains("ksandwich-left"));
+  auto dead = ks::pipeline::dead_runs(state);
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].string() == run.out.string());
+
+  CHECK(cleanup_run(run.out, rules_for(run.tmp.path), state).ok());
+  CHECK_FALSE(fs::exists(run.file("ksandwich-left")));
+  CHECK(ks::pipeline::leftovers(state).empty());
+  CHECK(ks::pipeline::dead_runs(state).empty());  // unregistered
+}

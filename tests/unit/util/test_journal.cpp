@@ -1,0 +1,110 @@
+// The journal of host changes: appended before each change, read back last-first, amends
+// merged, torn lines tolerated, bytes kept exactly.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "support/temp_dir.hpp"
+#include "util/files.hpp"
+#include "util/journal.hpp"
+
+namespace fs = std::filesystem;
+namespace journal = ks::journal;
+
+TEST_CASE("journal: pending entries come back last made first, without the undone ones") {
+  ks::test::TempDir tmp("ks-journal");
+  auto file = tmp.path / "journal.jsonl";
+  {
+    journal::Journal j(file);
+    auto a = j.change("file", {{"path", "/dev/shm/ksandwich-a"}});
+    auto b = j.change("zram", {{"size_mib", 256}});
+    j.amend(b, {{"id", "3"}});
+    auto c = j.change("mount", {{"target", "/run/ksandwich/mnt-x"}});
+    j.undone(c);
+    CHECK(a < b);
+  }
+  auto contents = journal::read(file);
+  REQUIRE(contents.entries.size() == 3);
+  CHECK(contents.entries[0].pid == getpid());
+  CHECK(journal::maker_alive(contents.entries[0]));
+  auto pending = contents.pending();
+  REQUIRE(pending.size() == 2);
+  CHECK(pending[0].kind == "zram");
+  CHECK(pending[0].data["id"] == "3");  // the amend is merged in
+  CHECK(pending[0].data["size_mib"] == 256);
+  CHECK(pending[1].kind == "file");
+}
+
+TEST_CASE("journal: a torn last line is ignored, and the next entry does not run into it") {
+  ks::test::TempDir tmp("ks-journal");
+  auto file = tmp.path / "journal.jsonl";
+  uint64_t first = 0;
+  {
+    journal::Journal j(file);
+    first = j.change("file", {{"path", "/dev/shm/ksandwich-a"}});
+  }
+  ks::write_file_append(file, R"({"seq":2,"kind":"mount","data":{"tar)");  // killed mid-write
+  auto torn = journal::read(file);
+  CHECK(torn.torn_lines == 1);
+  REQUIRE(torn.entries.size() == 1);
+  {
+    journal::Journal j(file);  // a resumed run appends to the same journal
+    auto next = j.change("loop", {{"backing_file", "/dev/shm/ksandwich-a"}});
+    CHECK(next > first);
+    j.undone(first);
+  }
+  auto after = journal::read(file);
+  CHECK(after.torn_lines == 1);
+  REQUIRE(after.entries.size() == 2);
+  CHECK(after.entries[1].kind == "loop");
+  REQUIRE(after.pending().size() == 1);
+  CHECK(after.pending()[0].kind == "loop");
+}
+
+TEST_CASE("journal: bytes survive hex exactly, and nothing is journaled without an active journal") {
+  std::string bytes("128\n\0\xff[none] x\n", 15);
+  CHECK(journal::from_hex(journal::to_hex(bytes)) == bytes);
+  CHECK_THROWS(journal::from_hex("abc"));
+  CHECK_THROWS(journal::from_hex("zz"));
+  CHECK(journal::record("file", {{"path", "/x"}}) == 0);
+
+  ks::test::TempDir tmp("ks-journal");
+  {
+    journal::Active active(tmp.path / "j.jsonl");
+    auto seq = journal::record("file", {{"path", "/x"}});
+    CHECK(seq > 0);
+    journal::record_undone(seq);
+  }
+  CHECK(journal::record("file", {{"path", "/x"}}) == 0);
+  auto c = journal::read(tmp.path / "j.jsonl");
+  CHECK(c.entries.size() == 1);
+  CHECK(c.pending().empty());
+}
+
+TEST_CASE("journal: a process's start time tells a live maker from a reused pid") {
+  auto start = journal::process_start(getpid());
+  REQUIRE(start);
+  journal::Entry e;
+  e.pid = getpid();
+  e.pid_start = *start + 1;  // same pid, another process
+  CHECK_FALSE(journal::maker_alive(e));
+  e.pid_start = *start;
+  CHECK(journal::maker_alive(e));
+}
+
+TEST_CASE("journal: a dead process not yet reaped (a zombie) is not alive") {
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  // Not waited for yet: a zombie, whose /proc entry still exists.
+  std::optional<uint64_t> start = journal::process_start(child);
+  for (int i = 0; i < 200 && start; ++i) {
+    usleep(10000);
+    start = journal::process_start(child);
+  }
+  CHECK_FALSE(start);
+  CHECK(fs::exists("/proc/" + std::to_string(child)));
+  waitpid(child, nullptr, 0);
+}
