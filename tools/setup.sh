@@ -13,15 +13,15 @@ fi
 packages=(
   # build the harness
   build-essential cmake pkg-config git
-  liburing-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libssl-dev
+  liburing-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libssl-dev zlib1g-dev
   # run workloads and make filesystems
   btrfs-progs fio util-linux e2fsprogs kmod
   # build kernels (linux-source-6.1 is the embedded default source)
   linux-source-6.1 bc bison flex libelf-dev cpio xz-utils ccache rsync patch
   # boot them
   qemu-system-x86 busybox-static
-  # tests: schema checks and the HTML report in a real browser
-  python3 python3-jsonschema chromium
+  # tests: schema checks, the HTML report in a real browser, JSON output through jq
+  python3 python3-jsonschema chromium jq
 )
 
 missing=()

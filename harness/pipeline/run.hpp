@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "report/report.hpp"
+
 namespace ks::pipeline {
 
 namespace fs = std::filesystem;
@@ -21,7 +23,7 @@ struct RunOptions {
   fs::path out_dir;
   bool resume = false;
   bool dry_run = false;       // print the plan and the commands, touch nothing
-  std::string tested_by;      // "Name <email>" for the reply block
+  report::Options reply;      // the tester and thread for the reply block
   nlohmann::json tool;        // name, version, git_revision, command_line
   fs::path agent;             // ksandwich-agent
   fs::path repo_dir;          // where workloads/fio, configs/, kernel-patches/ live
