@@ -21,7 +21,7 @@ fi
 packages=(
   # build the harness, its man pages and its Debian package (cpack -G DEB)
   build-essential cmake pkg-config git help2man dpkg-dev
-  liburing-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libssl-dev
+  liburing-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2 libssl-dev zlib1g-dev
   # run workloads and make filesystems
   btrfs-progs fio util-linux e2fsprogs kmod
   # build kernels (linux-source-6.1 is the embedded default source)

@@ -39,6 +39,9 @@ void set_trend_command(CLI::App& app, Context& context);
 void set_junit_command(CLI::App& app, Context& context);
 void set_cleanup_command(CLI::App& app, Context& context);
 
+// --tested-by and --in-reply-to, shared by `run` and `report` (defined in report.cpp).
+void add_reply_options(CLI::App* cmd, report::Options& reply);
+
 // Throws UserError (exit 2) unless DIR can become a run's output directory: not a file,
 // not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.
 void check_output_dir(const std::filesystem::path& dir, const std::string& option);

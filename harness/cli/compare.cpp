@@ -17,16 +17,16 @@ void set_compare_command(CLI::App& app, Context& context) {
     bool allow_environment_change = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("before", args->before, "A: the reference bundle.json")->required();
-  cmd->add_option("after", args->after, "B: the bundle.json to judge")->required();
+  cmd->add_option("before", args->before, "A: the reference bundle.json (or .json.gz)")->required();
+  cmd->add_option("after", args->after, "B: the bundle.json (or .json.gz) to judge")->required();
   cmd->add_option("--arm", args->arm, "which arm of each bundle: control | patched | all")
       ->check(CLI::IsMember({"control", "patched", "all"}));
   cmd->add_option("--material-pct", args->material_pct, "smallest change that counts as material (default 1%)");
   cmd->add_flag("--allow-environment-change", args->allow_environment_change,
                 "compare runs of different machines, backends, accelerators, kernel configs or tool "
                 "major versions (refused otherwise); the report lists the differences first");
-  cmd->add_option("--format", args->format, "text | markdown | html")
-      ->check(CLI::IsMember({"text", "markdown", "html"}));
+  cmd->add_option("--format", args->format, "text | markdown | html | json")
+      ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
   cmd->callback([args, &context] {
     pipeline::CompareOptions o;
     o.arm = args->arm;

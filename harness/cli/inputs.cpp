@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "experiment/strict_json.hpp"
+#include "pipeline/bundle_file.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -52,6 +53,7 @@ void check_json_file(const fs::path& path, const std::string& what) {
   if (!text)
     throw UserError(what + " " + path.string() + " cannot be read: " + std::strerror(errno),
                     "check the path and its permissions");
+  if (pipeline::is_gzip(*text)) return;  // pipeline::load_bundle checks it decompressed
   experiment::check_json_text(*text, path.string());
 }
 

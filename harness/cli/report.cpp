@@ -6,20 +6,35 @@
 
 namespace ks::cli {
 
+void add_reply_options(CLI::App* cmd, report::Options& reply) {
+  cmd->add_option("--tested-by", reply.tester,
+                  "\"Name <email>\" of who ran it: the reply carries Tested-by: when the verdict is "
+                  "NO_CHANGE or IMPROVEMENT, Reported-by: for a REGRESSION, neither otherwise");
+  cmd->add_option("--in-reply-to", reply.in_reply_to,
+                  "MESSAGE-ID of the thread the reply answers (Link: https://lore.kernel.org/r/ID and "
+                  "the git send-email line); default: the Message-ID of the patch, when it came from a mailbox");
+}
+
 void set_report_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("report", "render a bundle again as text, markdown or html");
+  auto* cmd = app.add_subcommand("report", "render a bundle again as text, markdown, html or json");
   struct Args {
-    std::string bundle, format = "text", tested_by;
+    std::string bundle, format = "text";
+    report::Options reply;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("bundle", args->bundle, "bundle.json")->required();
-  cmd->add_option("--format", args->format, "text | markdown | html")
-      ->check(CLI::IsMember({"text", "markdown", "html"}));
-  cmd->add_option("--tested-by", args->tested_by, "\"Name <email>\" for the reply block");
+  cmd->add_option("bundle", args->bundle, "bundle.json or bundle.json.gz")->required();
+  cmd->add_option("--format", args->format, "text | markdown | html | json")
+      ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
+  add_reply_options(cmd, args->reply);
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");
     auto bundle = pipeline::load_schema_valid_bundle(args->bundle);  // a bundle that fails its schema: exit 2
-    fmt::print("{}", report::render(bundle, args->format, report::Options{args->tested_by}));
+    // The reply names the compressed copy: the bundle itself, or the one written beside it.
+    std::filesystem::path path = args->bundle;
+    auto reply = args->reply;
+    reply.attachment = pipeline::bundle_attachment(
+        path.extension() == ".gz" ? path : path.parent_path() / pipeline::kCompressedBundleName);
+    fmt::print("{}", report::render(bundle, args->format, reply));
     context.exit_code = 0;
   });
 }

@@ -50,14 +50,15 @@ void set_run_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("run", "run a whole experiment; writes DIR/bundle.json, "
                                         "DIR/report.txt|md|html and logs (resumable)");
   struct Args {
-    std::string experiment, out, resume, tested_by;
+    std::string experiment, out, resume;
+    report::Options reply;
     bool dry_run = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("experiment", args->experiment, "experiment file (configs/experiments/*.json)");
   cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)");
   cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
-  cmd->add_option("--tested-by", args->tested_by, "\"Name <email>\": adds Tested-by: to the reply block of a clean run");
+  add_reply_options(cmd, args->reply);
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and the commands; touch nothing");
   cmd->callback([args, &context] {
     // Every path is made absolute here, once: nothing below depends on the current
@@ -76,7 +77,7 @@ void set_run_command(CLI::App& app, Context& context) {
       o = fresh_run_options(args->experiment, args->out);
     }
     o.dry_run = args->dry_run;
-    o.tested_by = args->tested_by;
+    o.reply = args->reply;
     set_tool(o, context);
     context.exit_code = pipeline::run(o);
     append_step_summary(o);

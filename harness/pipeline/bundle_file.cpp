@@ -1,5 +1,7 @@
 #include "pipeline/bundle_file.hpp"
 
+#include <zlib.h>
+
 #include "experiment/strict_json.hpp"
 #include "pipeline/kernels.hpp"
 
@@ -8,15 +10,78 @@
 #include "trace/kernel_log.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/hash.hpp"
 
 namespace ks::pipeline {
 
 using nlohmann::json;
 
-std::string read_bundle_text(const std::filesystem::path& path) {
+namespace {
+
+// A bundle is a few MiB at most; a "bundle" that inflates beyond this is not one.
+constexpr size_t kMaxInflated = size_t(1) << 30;
+
+std::string gunzip(const std::string& data, const std::filesystem::path& path) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) throw std::runtime_error("zlib: inflateInit2 failed");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  std::string out;
+  char buffer[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof buffer;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - z.avail_out);
+    bool stuck = rc == Z_BUF_ERROR && z.avail_in == 0;  // the file ended mid-stream
+    if ((rc != Z_OK && rc != Z_STREAM_END) || stuck || out.size() > kMaxInflated) {
+      inflateEnd(&z);
+      throw UserError(path.string() + " is not a whole gzip file" + (z.msg ? std::string(": ") + z.msg : ""),
+                      "copy the bundle.json.gz again (or pass the bundle.json beside it)");
+    }
+  }
+  inflateEnd(&z);
+  return out;
+}
+
+}  // namespace
+
+
+bool is_gzip(std::string_view data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+         static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
+std::string read_bundle_text(const std::filesystem::path& path, bool* compressed) {
   if (!std::filesystem::exists(path))
-    throw UserError(path.string() + " does not exist", "pass the bundle.json a run wrote");
-  return read_file(path);
+    throw UserError(path.string() + " does not exist", "pass the bundle.json (or bundle.json.gz) a run wrote");
+  auto data = read_file(path);
+  if (compressed) *compressed = is_gzip(data);
+  return is_gzip(data) ? gunzip(data, path) : data;
+}
+
+void write_compressed_bundle(const std::filesystem::path& path, const std::string& text) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("zlib: deflateInit2 failed");
+  std::string out(deflateBound(&z, text.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
+  write_file_atomic(path, out);
+}
+
+std::optional<report::Attachment> bundle_attachment(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  return report::Attachment{path.filename().string(), std::filesystem::file_size(path), sha256_file(path)};
 }
 
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin) {

@@ -1,23 +1,41 @@
 #pragma once
 // Reading, analysing and checking bundles written by `ksandwich run`.
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "evidence/bundle.hpp"
 #include "experiment/experiment.hpp"
+#include "report/report.hpp"
 
 namespace ks::pipeline {
 
-// Throws UserError when the file is missing or is not a bundle.
+// A bundle as JSON text (bundle.json) or gzip-compressed (bundle.json.gz, told by its
+// content, not its name). Throws UserError when the file is missing or is not a bundle.
 evidence::Bundle load_bundle(const std::filesystem::path& path);
 
-// The text of the bundle file at PATH; UserError when it does not exist.
-std::string read_bundle_text(const std::filesystem::path& path);
+// The text of a bundle file, decompressed when it is gzip (COMPRESSED says whether it was):
+// the one place bundle files are read. UserError when it does not exist.
+std::string read_bundle_text(const std::filesystem::path& path, bool* compressed = nullptr);
 
 // TEXT read strictly (no NUL, no duplicate key, bounded nesting) into the model; UserError
 // naming ORIGIN when it is not a bundle. What load_bundle does after reading the file.
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin);
+
+// Whether DATA starts like a gzip file (RFC 1952 magic bytes).
+bool is_gzip(std::string_view data);
+
+// The compressed copy a run writes beside bundle.json: small enough to attach to a mail.
+inline constexpr const char* kCompressedBundleName = "bundle.json.gz";
+
+// Writes TEXT gzip-compressed (RFC 1952, what `gzip -d` and `zcat` read) to PATH atomically.
+void write_compressed_bundle(const std::filesystem::path& path, const std::string& text);
+
+// The reply block's description of a compressed bundle (name, size, SHA-256); nullopt when
+// PATH does not exist.
+std::optional<report::Attachment> bundle_attachment(const std::filesystem::path& path);
 
 // The analysis of a bundle's rows under its experiment's scheme and gates. Deterministic:
 // the same bundle always gives the same analysis (the bootstrap is seeded).

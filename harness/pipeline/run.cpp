@@ -99,11 +99,12 @@ void analyze_into(evidence::Bundle& bundle, const experiment::Experiment& e) {
 
 void write_bundle(evidence::Bundle& bundle, const fs::path& dir) {
   bundle.updated_at = now_utc_iso8601();
-  write_file_atomic(dir / "bundle.json", evidence::to_json(bundle).dump(2) + "\n");
+  auto text = evidence::to_json(bundle).dump(2) + "\n";
+  write_file_atomic(dir / "bundle.json", text);
+  write_compressed_bundle(dir / kCompressedBundleName, text);  // small enough to attach to a mail
 }
 
-void write_reports(const evidence::Bundle& bundle, const fs::path& dir, const std::string& tested_by) {
-  report::Options ro{tested_by};
+void write_reports(const evidence::Bundle& bundle, const fs::path& dir, const report::Options& ro) {
   write_file_atomic(dir / "report.txt", report::text(bundle, ro));
   write_file_atomic(dir / "report.md", report::markdown(bundle, ro));
   write_file_atomic(dir / "report.html", report::html(bundle, ro));
@@ -135,6 +136,7 @@ evidence::Bundle new_bundle(const experiment::Experiment& e, const RunOptions& o
 
 evidence::Bundle load_for_resume(const fs::path& dir) {
   auto path = dir / "bundle.json";
+  if (!fs::exists(path) && fs::exists(dir / kCompressedBundleName)) path = dir / kCompressedBundleName;
   if (!fs::exists(path))
     throw UserError("cannot resume: " + path.string() + " does not exist",
                     "resume a directory that an earlier `ksandwich run --out DIR` wrote");
@@ -465,9 +467,11 @@ int run(const RunOptions& o) {
       bundle, build_timings,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_started).count());
   write_bundle(bundle, o.out_dir);
-  write_reports(bundle, o.out_dir, o.tested_by);
+  auto reply = o.reply;
+  reply.attachment = bundle_attachment(o.out_dir / kCompressedBundleName);
+  write_reports(bundle, o.out_dir, reply);
   if (o.print_report) {
-    std::fputs(report::text(bundle, report::Options{o.tested_by}).c_str(), stdout);
+    std::fputs(report::text(bundle, reply).c_str(), stdout);
     std::printf("\nbundle: %s\n", (o.out_dir / "bundle.json").c_str());
   }
   return analysis::exit_code_for(bundle);

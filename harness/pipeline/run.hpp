@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "report/report.hpp"
+
 namespace ks::boot {
 class Backend;
 }
@@ -27,7 +29,7 @@ struct RunOptions {
   bool resume = false;
   bool dry_run = false;       // print the plan and the commands, touch nothing
   bool print_report = true;   // the text report on stdout at the end (calibrate prints its own)
-  std::string tested_by;      // "Name <email>" for the reply block
+  report::Options reply;      // the tester and thread for the reply block
   nlohmann::json tool;        // name, version, git_revision, command_line
   fs::path agent;             // ksandwich-agent
   fs::path repo_dir;          // where workloads/fio, configs/, kernel-patches/ live

@@ -1,6 +1,7 @@
 #pragma once
 // What a report says, decided once: a list of blocks (headings, sentences, tables, ...).
 // text.cpp, markdown.cpp and html.cpp only decide how it looks. Pure.
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,9 +47,21 @@ struct Block {
   bool detail = false;
 };
 
+// One workload's decision as numbers, for scripts (the json view); its verdict line says
+// the same in words. NaN (null in JSON) where the run could not compute it.
+struct WorkloadVerdict {
+  std::string workload, metric, unit, verdict;
+  bool material = false;
+  double change_pct = 0;  // patched vs control, the estimate the verdict reads
+  double ci_low_pct = std::nan(""), ci_high_pct = std::nan(""), ci_level = std::nan("");
+  double mde_pct = std::nan("");
+  std::string line;  // the verdict line
+};
+
 struct Document {
   std::string title;
   std::string verdict;
+  std::vector<WorkloadVerdict> workloads;
   std::vector<Block> blocks;
 };
 

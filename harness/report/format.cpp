@@ -33,6 +33,11 @@ std::string ratio_percent(double ratio, int decimals) {
   return signed_percent((ratio - 1.0) * 100.0, decimals);
 }
 
+std::string spread_percent(double stddev, double mean) {
+  if (mean == 0 || !std::isfinite(stddev / mean)) return "+-n/a";
+  return "+-" + percent(std::fabs(100 * stddev / mean), 1);
+}
+
 std::string thousands(uint64_t n) {
   std::string digits = std::to_string(n);
   std::string out;

@@ -10,6 +10,9 @@
 
 namespace ks::report::detail {
 
+// The text view's line width: a mail reader's 80 columns, less room for one "> " quote.
+constexpr size_t kTextWidth = 78;
+
 // How a metric is shown: its unit, the factor from the bundle's value to that unit, and
 // which direction is better.
 struct Unit {
@@ -25,6 +28,8 @@ std::string fixed(double value, int decimals = 3);           // "2943.790"; "n/a
 std::string percent(double value, int decimals = 3);         // "0.905%", "-26.986%"
 std::string signed_percent(double value, int decimals = 3);  // "+3.100%", "-26.986%"
 std::string ratio_percent(double ratio, int decimals = 1);   // 0.73 -> "-27.0%"
+// A spread as LKP prints it, stddev as a percentage of the mean: "+-0.9%" (ASCII for mail).
+std::string spread_percent(double stddev, double mean);
 std::string thousands(uint64_t n);                           // 10000 -> "10,000"
 std::string p_value(double p);                               // "p=0.0012", "p<0.0001"
 

@@ -9,7 +9,8 @@ std::string render(const evidence::Bundle& bundle, const std::string& format,
   if (format == "text") return text(bundle, options);
   if (format == "markdown") return markdown(bundle, options);
   if (format == "html") return html(bundle, options);
-  throw UserError("report: unknown format '" + format + "'", "use --format text, markdown or html");
+  if (format == "json") return json(bundle, options);
+  throw UserError("report: unknown format '" + format + "'", "use --format text, markdown, html or json");
 }
 
 }  // namespace ks::report

@@ -1,21 +1,39 @@
 #pragma once
 // Views of a bundle: plain text for a mailing-list reply, markdown for issue trackers,
 // one self-contained HTML file (inline SVG, no network). Pure: bundle in, text out.
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "evidence/bundle.hpp"
 
 namespace ks::report {
 
+// The compressed bundle a reply names, so a reader can check what they were sent.
+struct Attachment {
+  std::string name;    // "bundle.json.gz"
+  uint64_t bytes = 0;
+  std::string sha256;  // hex, of the file as attached
+};
+
 struct Options {
-  std::string tested_by;  // "Name <email>": adds a Tested-by: line to the reply block when clean
+  // "Name <email>" of who ran it. The reply block carries Tested-by: when the verdict is
+  // NO_CHANGE or IMPROVEMENT and Reported-by: for a REGRESSION; nothing otherwise.
+  std::string tester;
+  // Message-ID of the thread to answer ("<id@host>" or "id@host"). Empty: the Message-ID
+  // the bundle recorded for the patched arm's (first) patch, when it came from a mailbox.
+  std::string in_reply_to;
+  std::optional<Attachment> attachment;
 };
 
 std::string text(const evidence::Bundle& bundle, const Options& options = {});
 std::string markdown(const evidence::Bundle& bundle, const Options& options = {});
 std::string html(const evidence::Bundle& bundle, const Options& options = {});
 
-// "text" | "markdown" | "html"; throws UserError for another name.
+// The report model (what the three views above render) as JSON, for scripts and CI.
+std::string json(const evidence::Bundle& bundle, const Options& options = {});
+
+// "text" | "markdown" | "html" | "json"; throws UserError for another name.
 std::string render(const evidence::Bundle& bundle, const std::string& format,
                    const Options& options = {});
 

@@ -1,5 +1,6 @@
-// The plain-text view: what gets pasted into a mailing-list reply. ASCII, lines wrapped
-// near 78 columns (tables cannot wrap), detail blocks left out.
+// The plain-text view: what gets pasted into a mailing-list reply. ASCII, every line within
+// 78 columns (a table too wide for that becomes one wrapped line a row), detail blocks
+// left out.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,15 +14,21 @@ namespace {
 using detail::Align;
 using detail::Block;
 
-constexpr size_t kWidth = 78;
-
 std::string rtrim(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 
+// A long title (a comparison names both runs) wraps; the rule is as long as its widest line.
 std::string underline(const std::string& title, char c) {
-  return title + "\n" + std::string(std::min(title.size(), kWidth), c) + "\n";
+  std::string text = detail::wrap(title, detail::kTextWidth);
+  size_t widest = 0;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    widest = std::max(widest, end - start);
+    start = end + 1;
+  }
+  return text + "\n" + std::string(std::min(widest, detail::kTextWidth), c) + "\n";
 }
 
 std::string facts(const Block& block) {
@@ -30,7 +37,21 @@ std::string facts(const Block& block) {
   std::string out;
   for (auto& [key, value] : block.facts) {
     std::string first = key + ":" + std::string(key_width - key.size() - 1, ' ');
-    out += detail::wrap(value, kWidth, first, std::string(key_width, ' ')) + "\n";
+    out += detail::wrap(value, detail::kTextWidth, first, std::string(key_width, ' ')) + "\n";
+  }
+  return out;
+}
+
+// A table wider than the text width cannot be pasted into mail: each row becomes one
+// wrapped line instead, "first cell: title value, title value, ...".
+std::string records(const detail::Table& t) {
+  std::string out;
+  for (auto& row : t.rows) {
+    std::string line = row.empty() ? std::string() : row[0].text + ":";
+    for (size_t c = 1; c < row.size() && c < t.columns.size(); ++c)
+      if (!row[c].text.empty())
+        line += (c > 1 ? ", " : " ") + t.columns[c].title + " " + row[c].text;
+    out += detail::wrap(line, detail::kTextWidth, "", "    ") + "\n";
   }
   return out;
 }
@@ -42,6 +63,9 @@ std::string table(const detail::Table& t) {
   for (auto& row : t.rows)
     for (size_t c = 0; c < row.size() && c < width.size(); ++c)
       width[c] = std::max(width[c], row[c].text.size());
+  size_t total = width.empty() ? 0 : kGap * (width.size() - 1);
+  for (auto w : width) total += w;
+  if (total > detail::kTextWidth) return records(t);
   auto line = [&](auto cell_text) {
     std::string out;
     for (size_t c = 0; c < t.columns.size(); ++c) {
@@ -60,18 +84,40 @@ std::string table(const detail::Table& t) {
   return out;
 }
 
+// Console and kernel-log lines are kept whole in substance but broken at the width, the
+// rest indented under the first. The reply block is left as built: a trailer is one line.
+std::string preformatted(const Block& block) {
+  std::string text = block.text.empty() || block.text.back() == '\n' ? block.text : block.text + "\n";
+  if (block.cls == "ks-reply") return text;
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    size_t indent = line.find_first_not_of(' ');
+    std::string rest(std::min<size_t>(indent == std::string::npos ? 2 : indent + 2, 8), ' ');
+    while (line.size() > detail::kTextWidth) {
+      out += line.substr(0, detail::kTextWidth) + "\n";
+      line = rest + line.substr(detail::kTextWidth);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 std::string block_text(const Block& block) {
   switch (block.kind) {
     case Block::Kind::heading:
       return underline(block.text, '-');
     case Block::Kind::paragraph:
-      return detail::wrap(block.text, kWidth, "", std::string(block.indent, ' ')) + "\n";
+      return detail::wrap(block.text, detail::kTextWidth, "", std::string(block.indent, ' ')) + "\n";
     case Block::Kind::facts:
       return facts(block);
     case Block::Kind::table:
       return table(block.table);
     case Block::Kind::preformatted:
-      return block.text.empty() || block.text.back() == '\n' ? block.text : block.text + "\n";
+      return preformatted(block);
     case Block::Kind::plot:
       return "";
   }

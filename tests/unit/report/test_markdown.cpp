@@ -9,15 +9,14 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("markdown: the sandwich as a GFM table with numeric columns right-aligned") {
   auto out = ks::report::markdown(ks::test::make_sample_bundle());
-  CHECK_THAT(out, Contains("| operation | control A | patched | control B | patched vs control "
-                           "midpoint |\n| :--- | ---: | ---: | ---: | :--- |\n"
-                           "| clone 4 KiB | 2943.790 | 2159.123 | 2970.446 | -26.986% |\n"
-                           "| dedupe 4 KiB | 3535.456 | 2762.835 | 3546.942 | -21.980% |\n"));
+  CHECK_THAT(out, Contains("| operation | control A | patched | control B | change |\n"
+                           "| :--- | ---: | ---: | ---: | ---: |\n| clone 4 KiB | 2943.790 +-"));
+  CHECK_THAT(out, Contains("| -26.986% |\n| dedupe 4 KiB | 3535.456 +-"));
 }
 
 TEST_CASE("markdown: headings, the audit, direct hits, verdict and reply") {
   ks::report::Options options;
-  options.tested_by = "Jane Doe <jane@example.org>";
+  options.tester = "Jane Doe <jane@example.org>";
   auto out = ks::report::markdown(ks::test::make_sample_bundle(), options);
   CHECK_THAT(out, Contains("# ksandwich report: btrfs-remap-writeback-inhibition-v2\n"));
   CHECK_THAT(out, Contains("**Verdict: IMPROVEMENT**"));
@@ -32,12 +31,13 @@ TEST_CASE("markdown: headings, the audit, direct hits, verdict and reply") {
                            "not the decision), "
                            "t-test p=0.012 (1 df), Holm-adjusted p=0.024, Mann-Whitney p=0.67 "
                            "(exact), SD within points 0.5%, SD between points 0.3%"));
-  CHECK_THAT(out, Contains("| point | arm | mean | median | stddev | n |"));
+  CHECK_THAT(out, Contains("| point | arm | mean | median | stddev | %stddev | n |"));
   CHECK_THAT(out, Contains("| measured | clone | PASS |"));
   // The reply is verbatim in a fence (no escaping inside), Tested-by included.
-  CHECK_THAT(out, Contains("```text\n--- reply ---\n"));
+  CHECK_THAT(out, Contains("```text\n--- reply (save from the next line on as reply.eml) ---\n"));
   CHECK_THAT(out, Contains("> Message-ID: <20260714170241.1234567-1-loemra.dev@gmail.com>\n"));
   CHECK_THAT(out, Contains("Tested-by: Jane Doe <jane@example.org>\n```\n"));
+  CHECK_THAT(out, Contains("git send-email"));
 }
 
 TEST_CASE("markdown: text from the bundle cannot inject HTML or break a table") {

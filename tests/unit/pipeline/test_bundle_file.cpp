@@ -1,0 +1,116 @@
+// Bundle files: the gzip copy a run writes beside bundle.json (small enough to attach to a
+// mail) reads back through the same load_bundle, and real bundles render within 80
+// columns and as JSON.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+#include "evidence/bundle.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "proc/runner.hpp"
+#include "report/report.hpp"
+#include "unit/report/report_test_util.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(KS_SOURCE_DIR) / "tests" / "data";
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("ks-bundle-file-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("bundle file: the gzip copy is RFC 1952 and reads back as the same bundle") {
+  TempDir tmp;
+  auto b = pipeline::load_bundle(kData / "default-confirm.bundle.json.gz");
+  auto text = evidence::to_json(b).dump(2) + "\n";
+  pipeline::write_compressed_bundle(tmp.path / "bundle.json.gz", text);
+  auto gz = read_file(tmp.path / "bundle.json.gz");
+  CHECK(pipeline::is_gzip(gz));
+  CHECK(gz.size() < text.size() / 5);
+  CHECK(pipeline::read_bundle_text(tmp.path / "bundle.json.gz") == text);
+  CHECK(evidence::to_json(pipeline::load_bundle(tmp.path / "bundle.json.gz")) == evidence::to_json(b));
+  // What zcat reads, not only what zlib reads.
+  if (!proc::have_program("gzip")) {
+    WARN("SKIP the gzip(1) cross-check: gzip is not installed");
+    return;
+  }
+  auto r = proc::run(proc::command({"gzip", "-dc", (tmp.path / "bundle.json.gz").string()},
+                                   std::chrono::seconds(30)));
+  REQUIRE(r.ok());
+  CHECK(r.out == text);
+}
+
+TEST_CASE("bundle file: the main job's bundle, compressed, is far below vger's 100,000 bytes") {
+  TempDir tmp;
+  auto b = pipeline::load_bundle(kData / "default-confirm.bundle.json.gz");
+  auto text = evidence::to_json(b).dump(2) + "\n";
+  pipeline::write_compressed_bundle(tmp.path / "bundle.json.gz", text);
+  auto size = fs::file_size(tmp.path / "bundle.json.gz");
+  INFO("bundle.json " << text.size() << " bytes, bundle.json.gz " << size << " bytes");
+  CHECK(text.size() > 100000);  // the plain bundle would be dropped by the list
+  CHECK(size < 100000);
+  auto a = pipeline::bundle_attachment(tmp.path / "bundle.json.gz");
+  REQUIRE(a);
+  CHECK(a->name == "bundle.json.gz");
+  CHECK(a->bytes == size);
+  CHECK(a->sha256 == sha256_file(tmp.path / "bundle.json.gz"));
+  CHECK_FALSE(pipeline::bundle_attachment(tmp.path / "absent.json.gz"));
+}
+
+TEST_CASE("bundle file: a cut-off or corrupt gzip bundle is a clear UserError") {
+  TempDir tmp;
+  auto gz = read_file(kData / "default-pending.bundle.json.gz");
+  write_file_atomic(tmp.path / "cut.json.gz", gz.substr(0, gz.size() / 2));
+  CHECK_THROWS_AS(pipeline::load_bundle(tmp.path / "cut.json.gz"), UserError);
+  auto corrupt = gz;
+  for (size_t i = 20; i < 200 && i < corrupt.size(); ++i) corrupt[i] = static_cast<char>(~corrupt[i]);
+  write_file_atomic(tmp.path / "corrupt.json.gz", corrupt);
+  CHECK_THROWS_AS(pipeline::load_bundle(tmp.path / "corrupt.json.gz"), UserError);
+  CHECK_THROWS_AS(pipeline::load_bundle(tmp.path / "absent.json.gz"), UserError);
+}
+
+TEST_CASE("bundle file: real bundles render every text line within 80 columns") {
+  for (const char* name : {"default-confirm.bundle.json.gz", "default-pending.bundle.json.gz"}) {
+    auto b = pipeline::load_bundle(kData / name);
+    report::Options options;
+    options.tester = "Jane Doe <jane@example.org>";
+    options.in_reply_to = "<20260423102649.12345-1-mark@harmstone.com>";
+    options.attachment = report::Attachment{"bundle.json.gz", 25700, std::string(64, 'f')};
+    auto out = report::text(b, options);
+    CHECK_THAT(out, Catch::Matchers::Contains("--- reply"));
+    for (auto& line : test::lines_of(out)) {
+      INFO(name << ": " << line);
+      CHECK(line.size() <= 80);
+    }
+  }
+}
+
+TEST_CASE("bundle file: the json view of a real bundle is the report model, typed") {
+  auto b = pipeline::load_bundle(kData / "default-confirm.bundle.json.gz");
+  auto j = nlohmann::json::parse(report::render(b, "json"));
+  CHECK(j.at("verdict") == b.verdict);
+  CHECK(j.at("title").get<std::string>().find("ksandwich report") == 0);
+  REQUIRE(j.at("workloads").size() == b.analysis->workloads.size());
+  for (size_t i = 0; i < b.analysis->workloads.size(); ++i) {
+    auto& w = j["workloads"][i];
+    CHECK(w.at("workload") == b.analysis->workloads[i].workload);
+    CHECK(w.at("verdict") == b.analysis->workloads[i].verdict);
+    CHECK(w.at("change_pct").is_number());
+  }
+  bool table = false;
+  for (auto& block : j.at("blocks")) table = table || block.at("kind") == "table";
+  CHECK(table);
+}
