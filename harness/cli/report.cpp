@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "pipeline/bundle_file.hpp"
 #include "pipeline/validate.hpp"
 #include "report/report.hpp"
 
