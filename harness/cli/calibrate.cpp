@@ -44,21 +44,12 @@ void set_calibrate_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(3, 50));
   cmd->add_option("--out", args->out, "output directory of the A/A run (default results/<name>-calibration-<time>)");
   cmd->callback([args, &context] {
-    pipeline::RunOptions o;
-    o.experiment_file = fs::absolute(args->experiment).lexically_normal();
+    auto o = fresh_run_options(args->experiment, args->out, "-calibration");
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                       "pass a file such as configs/experiments/default.json");
-    check_json_file(o.experiment_file, "experiment");
     auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
     o.experiment = calibration_experiment(original.raw, args->points);
-    auto stamp = now_utc_iso8601();
-    std::erase(stamp, ':');
-    o.out_dir = fs::absolute(args->out.empty() ? fs::path("results") / (o.experiment_file.stem().string() +
-                                                                        "-calibration-" + stamp)
-                                               : fs::path(args->out))
-                    .lexically_normal();
-    check_output_dir(o.out_dir, "--out");
     set_tool(o, context);
     o.print_report = false;  // an A/A screen of one arm has no verdict worth printing
     pipeline::run(o);

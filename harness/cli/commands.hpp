@@ -21,9 +21,10 @@ struct Context {
 // What every run records about the tool, and where it finds the agent and its data.
 void set_tool(pipeline::RunOptions& options, const Context& context);
 
-// The options of a new run of EXPERIMENT into OUT (default results/<name>-<time>), paths
-// made absolute and checked; UserError when they cannot be used.
-pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out);
+// The options of a new run of EXPERIMENT into OUT (default results/<name><KIND>-<time>,
+// KIND e.g. "-calibration"), paths made absolute and checked; UserError when they cannot be used.
+pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out,
+                                       const std::string& kind = "");
 // Appends the run's report.md to $GITHUB_STEP_SUMMARY when that is set (GitHub Actions).
 void append_step_summary(const pipeline::RunOptions& options);
 

@@ -16,7 +16,8 @@ void set_tool(pipeline::RunOptions& o, const Context& context) {
             {"command_line", context.command_line}};
 }
 
-pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out) {
+pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out,
+                                       const std::string& kind) {
   namespace fs = std::filesystem;
   pipeline::RunOptions o;
   o.experiment_file = fs::absolute(experiment).lexically_normal();
@@ -33,7 +34,7 @@ pipeline::RunOptions fresh_run_options(const std::string& experiment, const std:
   auto stem = o.experiment_file.stem().string();
   auto stamp = now_utc_iso8601();
   std::erase(stamp, ':');
-  o.out_dir = fs::absolute(out.empty() ? fs::path("results") / (stem + "-" + stamp)
+  o.out_dir = fs::absolute(out.empty() ? fs::path("results") / (stem + kind + "-" + stamp)
                                              : fs::path(out))
                   .lexically_normal();
   check_output_dir(o.out_dir, "--out");
