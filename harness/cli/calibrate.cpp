@@ -1,34 +1,12 @@
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "cli/commands.hpp"
-#include "experiment/experiment.hpp"
-#include "pipeline/bundle_file.hpp"
 #include "pipeline/calibration.hpp"
-#include "pipeline/run.hpp"
 #include "source/source.hpp"
 #include "util/error.hpp"
-#include "util/files.hpp"
 
 namespace ks::cli {
-namespace {
-
 namespace fs = std::filesystem;
-using nlohmann::json;
-
-// The experiment's control arm alone, N times: an A/A run whose spread is the noise.
-json calibration_experiment(json e, int points) {
-  e["name"] = e.value("name", std::string("experiment")) + "-calibration";
-  e["scheme"] = "screen";
-  e["order"] = std::vector<std::string>(static_cast<size_t>(points), "control");
-  for (auto key : {"blocks", "min_blocks", "max_blocks", "target_mde_pct", "direct_hits"}) e.erase(key);
-  json control = e["arms"].value("control", json::object());
-  e["arms"] = {{"control", control}};
-  return e;
-}
-
-}  // namespace
 
 void set_calibrate_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
@@ -48,28 +26,19 @@ void set_calibrate_command(CLI::App& app, Context& context) {
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                       "pass a file such as configs/experiments/default.json");
-    auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
-    o.experiment = calibration_experiment(original.raw, args->points);
     set_tool(o, context);
-    o.print_report = false;  // an A/A screen of one arm has no verdict worth printing
-    pipeline::run(o);
-
-    auto bundle = pipeline::load_bundle(o.out_dir / "bundle.json");
-    auto calibration = pipeline::calibration_from_bundle(original, bundle);
-    calibration.created_at = now_utc_iso8601();
-    calibration.bundle = (o.out_dir / "bundle.json").string();
-    if (calibration.workloads.empty()) {
+    auto calibration = pipeline::calibrate(o, args->points);
+    if (!calibration) {
       fmt::print(stderr, "ksandwich: calibration: fewer than two control points measured; nothing stored\n");
       context.exit_code = kExitPointFailed;
       return;
     }
     auto cache = source::default_cache_root();
-    pipeline::store_calibration(cache, calibration);
-    fmt::print("\ncalibration {} ({})\n", calibration.key, calibration.identity.dump());
-    for (auto& [shape, noise] : calibration.workloads)
+    fmt::print("\ncalibration {} ({})\n", calibration->key, calibration->identity.dump());
+    for (auto& [shape, noise] : calibration->workloads)
       fmt::print("  {:<40} {} points, between-point sd {:.2f}%, one block's ln(P/C) sd {:.2f}%\n", shape,
                  noise.points, 100 * noise.sd_log_point, 100 * noise.sd_block_log_ratio());
-    fmt::print("stored in {}\n", pipeline::calibration_file(cache, calibration.key).string());
+    fmt::print("stored in {}\n", pipeline::calibration_file(cache, calibration->key).string());
     fmt::print("the A/A run: {}\n", (o.out_dir / "report.txt").string());
     context.exit_code = kExitOk;
   });

@@ -350,10 +350,14 @@ Experiment parse(const json& j) {
   for (auto& arm : e.order)
     if (!e.arms.count(arm)) r.fail("order", "names an arm that does not exist: '" + arm + "'");
   if (e.scheme == "screen") {
+    // A screen is a sandwich, or an A/A run of the control arm alone (what `calibrate` runs).
     auto controls = std::count(e.order.begin(), e.order.end(), "control");
-    if (controls < 2 || e.order.front() != "control" || e.order.back() != "control" ||
-        std::count(e.order.begin(), e.order.end(), "patched") < 1)
-      r.fail("order", "a screen is a sandwich: it starts and ends with control and has a patched point",
+    bool aa = controls == static_cast<long>(e.order.size());
+    if (!aa && (controls < 2 || e.order.front() != "control" || e.order.back() != "control" ||
+                std::count(e.order.begin(), e.order.end(), "patched") < 1))
+      r.fail("order",
+             "a screen is a sandwich: it starts and ends with control and has a patched point "
+             "(or is all control: an A/A run)",
              "e.g. [\"control\", \"patched\", \"control\"]");
   }
 

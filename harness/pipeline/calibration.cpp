@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "analysis/samples.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "source/source.hpp"
 #include "stats/summary.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -62,6 +64,29 @@ Calibration calibration_from_bundle(const experiment::Experiment& e, const evide
     c.workloads[workload_shape_key(e, w)] = {w.metric(), static_cast<int>(log_medians.size()),
                                              stats::sample_stddev(log_medians)};
   }
+  return c;
+}
+
+json calibration_experiment(json e, int points) {
+  e["name"] = e.value("name", std::string("experiment")) + "-calibration";
+  e["scheme"] = "screen";
+  e["order"] = std::vector<std::string>(static_cast<size_t>(points), "control");
+  for (auto key : {"blocks", "min_blocks", "max_blocks", "target_mde_pct", "direct_hits"}) e.erase(key);
+  return e;
+}
+
+std::optional<Calibration> calibrate(RunOptions o, int points) {
+  auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+  o.experiment = calibration_experiment(original.raw, points);
+  o.print_report = false;  // an A/A run of one arm has no verdict worth printing
+  run(o);
+
+  auto bundle_file = o.out_dir / "bundle.json";
+  auto c = calibration_from_bundle(original, load_bundle(bundle_file));
+  if (c.workloads.empty()) return std::nullopt;
+  c.created_at = now_utc_iso8601();
+  c.bundle = bundle_file.string();
+  store_calibration(source::default_cache_root(), c);
   return c;
 }
 

@@ -12,6 +12,7 @@
 
 #include "evidence/bundle.hpp"
 #include "experiment/experiment.hpp"
+#include "pipeline/run.hpp"
 
 namespace ks::pipeline {
 
@@ -44,6 +45,15 @@ std::string workload_shape_key(const experiment::Experiment& e, const experiment
 
 // The spread of every workload over the bundle's ok control points. Pure.
 Calibration calibration_from_bundle(const experiment::Experiment& e, const evidence::Bundle& bundle);
+
+// The experiment `calibrate` runs: the control arm alone, `points` times, as a screen (an
+// A/A run). Pure.
+nlohmann::json calibration_experiment(nlohmann::json experiment, int points);
+
+// Runs the A/A experiment of the options' experiment file and stores the spread it
+// measured in the cache, dated and pointing at its bundle. Nothing is stored (nullopt)
+// when fewer than two control points measured a workload.
+std::optional<Calibration> calibrate(RunOptions options, int points);
 
 // <cache>/calibration/<key>.json
 fs::path calibration_file(const fs::path& cache_root, const std::string& key);

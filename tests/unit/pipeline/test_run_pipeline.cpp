@@ -9,10 +9,12 @@
 #include "evidence/bundle.hpp"
 #include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/calibration.hpp"
 #include "pipeline/records.hpp"
 #include "pipeline/run.hpp"
 #include "pipeline/validate.hpp"
 #include "proc/runner.hpp"
+#include "source/source.hpp"
 #include "support/fake_backend.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
@@ -70,13 +72,18 @@ struct Run {
 
   explicit Run(const json& experiment) { write_file(file, experiment.dump(2)); }
 
-  int operator()(std::shared_ptr<boot::Backend> backend, bool resume = false, fs::path experiment_file = {}) const {
+  pipeline::RunOptions options(std::shared_ptr<boot::Backend> backend) const {
     pipeline::RunOptions o;
-    o.experiment_file = experiment_file.empty() ? file : experiment_file;
+    o.experiment_file = file;
     o.out_dir = out;
-    o.resume = resume;
     o.tool = {{"name", "ksandwich"}, {"version", "test"}, {"git_revision", "test"}, {"command_line", "test"}};
     o.backend = std::move(backend);
+    return o;
+  }
+  int operator()(std::shared_ptr<boot::Backend> backend, bool resume = false, fs::path experiment_file = {}) const {
+    auto o = options(std::move(backend));
+    if (!experiment_file.empty()) o.experiment_file = experiment_file;
+    o.resume = resume;
     struct ResetLog {
       ~ResetLog() { proc::set_command_log(std::nullopt); }  // the directory goes with the test
     } reset;
@@ -386,6 +393,36 @@ TEST_CASE("run: confirm A/A with small noise never exits 1") {
     INFO("seed " << seed);
     CHECK((code == kExitOk || code == kExitInconclusive));
   }
+}
+
+TEST_CASE("calibrate: an A/A run of the control arm stores each workload's spread, which sizes the next confirm run") {
+  Run run(confirm_experiment());
+  FakeOptions noisy;
+  noisy.point_sd = 0.02;
+  auto backend = fake(noisy);
+  auto o = run.options(backend);
+  o.out_dir = run.tmp.path / "aa";
+  struct ResetLog {
+    ~ResetLog() { proc::set_command_log(std::nullopt); }
+  } reset;
+  auto c = pipeline::calibrate(o, 6);
+  REQUIRE(c);
+  CHECK(backend->points_run.size() == 6);
+  for (auto& p : pipeline::load_bundle(o.out_dir / "bundle.json").points) CHECK(p.arm == "control");
+  REQUIRE(c->workloads.size() == 2);
+  for (auto& [shape, noise] : c->workloads) {
+    INFO(shape);
+    CHECK(noise.points == 6);
+    CHECK(noise.sd_log_point > 0.005);  // the planted 2% between points, not the rounds' 0.5%
+    CHECK(noise.sd_log_point < 0.05);
+  }
+  CHECK(c->bundle == (o.out_dir / "bundle.json").string());
+  REQUIRE(fs::exists(pipeline::calibration_file(source::default_cache_root(), c->key)));
+
+  REQUIRE(run(fake(noisy)) != kExitBadInput);
+  auto sizing = run.bundle().extra.at("sizing");
+  INFO(sizing.dump());
+  CHECK(sizing.at("calibration").at("key") == c->key);
 }
 
 TEST_CASE("run: every verdict exit code is reached through the pipeline") {
