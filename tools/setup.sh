@@ -36,8 +36,9 @@ packages=(
 if $tests; then
   packages+=(
     # the HTML report in a real browser; the .deb installed into a debootstrapped root;
-    # the completion tried with bash-completion; jq reads the JSON outputs
-    chromium debootstrap bash-completion jq
+    # the completion tried with bash-completion; jq reads the JSON outputs; python3-yaml
+    # reads the CI job file
+    chromium debootstrap bash-completion jq python3-yaml
   )
 fi
 

@@ -8,7 +8,9 @@
 #   KSANDWICH_EXPERIMENT  the nightly experiment file (baseline as control, branch tip as patched)
 #   KSANDWICH_HISTORY     the history file (default /var/lib/ksandwich/history.sqlite)
 #   KSANDWICH_RESULTS     where each night's directory goes (default /var/lib/ksandwich/results)
+#   KSANDWICH_NIGHT_DIR   this night's directory (default $KSANDWICH_RESULTS/nightly-<UTC time>)
 #   KSANDWICH             the ksandwich binary (default: ksandwich on PATH)
+# The night's directory gets junit.xml (one test case per workload) beside the bundle.
 # Exit status: ksandwich's (0 decided, 1 material regression, 2 bad input, 3 invalid,
 # 4 inconclusive, 130 interrupted).
 set -euo pipefail
@@ -23,10 +25,13 @@ ks=${KSANDWICH:-ksandwich}
 experiment=${KSANDWICH_EXPERIMENT:?set KSANDWICH_EXPERIMENT to the nightly experiment file}
 history=${KSANDWICH_HISTORY:-/var/lib/ksandwich/history.sqlite}
 results=${KSANDWICH_RESULTS:-/var/lib/ksandwich/results}
-out="$results/nightly-$(date -u +%Y-%m-%dT%H%M%SZ)"
+out=${KSANDWICH_NIGHT_DIR:-"$results/nightly-$(date -u +%Y-%m-%dT%H%M%SZ)"}
 
 code=0
 "$ks" nightly "$experiment" --history "$history" --out "$out" "${dry_run[@]}" || code=$?
+if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$out/bundle.json" ]; then
+  "$ks" junit "$out/bundle.json" --out "$out/junit.xml" || code=$((code ? code : $?))
+fi
 if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$history" ]; then
   "$ks" trend --history "$history" --format html >"$results/trend.html"
   "$ks" trend --history "$history" --format markdown >"$results/trend.md"
