@@ -2,6 +2,7 @@
 // A backend runs one point: boots (or reuses) a kernel, makes a fresh btrfs, runs the
 // workloads with the agent and reads back what was in force. Registered in one table.
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,6 +25,10 @@ struct PointContext {
   fs::path point_dir;                  // DIR/points/NN-arm: logs of this point
   std::optional<fs::path> kernel_image;  // qemu: the arm's bzImage
   std::string kernel_release;            // qemu: expected release of that image
+  // Told what the point is doing, for the progress line: each phase as it starts
+  // ("booting", "mkfs", "workload 2 of 3: dedupe", "tracing", "done"; MILESTONE true) and
+  // the rounds within a workload (", round 4 of 10"; MILESTONE false). Empty: nobody listens.
+  std::function<void(const std::string& phase, bool milestone)> phase = {};
 };
 
 struct PointResult {

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "boot/knobs.hpp"
+#include "boot/phases.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
 #include "storage/storage.hpp"
@@ -115,6 +116,8 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
   request.mount_options.insert(request.mount_options.end(), ctx.arm.extra_mount_options.begin(),
                                ctx.arm.extra_mount_options.end());
 
+  PhaseTracker phases(e);
+  report_phase(ctx, {"mkfs", true});
   std::unique_ptr<storage::Filesystem> filesystem;
   try {
     filesystem = storage::Filesystem::create(request);
@@ -132,6 +135,10 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
     cmd.argv = agent_argv(options_.agent.string(), workload, e, dir.string(),
                           options_.fio_jobs_dir.string());
     cmd.timeout = std::chrono::seconds(e.point_timeout_s);
+    if (auto phase = phases.on_record({{"type", "workload"}, {"id", workload.id()}})) report_phase(ctx, *phase);
+    cmd.on_stdout = [&](std::string_view chunk) {
+      for (auto& phase : phases.feed(chunk)) report_phase(ctx, phase);
+    };
     auto run = proc::run(cmd);
     write_file_append(log_path, "$ " + join(cmd.argv, " ") + "\n" + run.err);
     for (auto& record : parse_agent_lines(run.out)) {
@@ -150,6 +157,7 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
   auto targets = direct_hit_targets(e, ctx.arm.name);
   if (result.status == "ok" && !targets.empty()) {
     auto pass = direct_hit_pass(e);
+    report_phase(ctx, {"tracing", true});
     trace::FunctionCounter counter(targets);
     for (auto& workload : pass.workloads) {
       auto dir = workload_dir(filesystem->mount_point(), workload.id(), "-direct-hit");

@@ -8,6 +8,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
+#include "util/progress.hpp"
 
 namespace ks::boot {
 namespace {
@@ -70,7 +71,7 @@ KnobGuard::~KnobGuard() {
     write_file(resolved_, old_);
     journal::record_undone(journaled_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ksandwich: warning: could not restore %s: %s\n", path_.c_str(), e.what());
+    progress::say("ksandwich: warning: could not restore " + path_ + ": " + e.what());
   }
 }
 

@@ -4,6 +4,7 @@
 // writes to DIR/points/NN-arm/results.jsonl. The console goes to console.log beside it.
 #include "boot/qemu.hpp"
 #include "boot/qemu_detail.hpp"
+#include "boot/phases.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
@@ -19,6 +21,7 @@
 #include "util/files.hpp"
 #include "util/hash.hpp"
 #include "util/journal.hpp"
+#include "util/progress.hpp"
 
 namespace ks::boot {
 namespace {
@@ -109,8 +112,8 @@ const AccelChoice& QemuBackend::accel(const std::optional<fs::path>& kernel) {
   if (!accel_) {
     accel_kernel_probed_ = kernel.has_value();
     accel_ = choose_accel(options_.accel, options_.cache_dir, kernel);
-    std::fprintf(stderr, "ksandwich: QEMU accelerator: %s (%s%s)\n", accel_->accel.c_str(),
-                 accel_->reason.c_str(), accel_->remembered ? "; remembered from an earlier probe" : "");
+    progress::say("ksandwich: QEMU accelerator: " + accel_->accel + " (" + accel_->reason +
+                  (accel_->remembered ? "; remembered from an earlier probe" : "") + ")");
   }
   return *accel_;
 }
@@ -177,8 +180,8 @@ const Initramfs& QemuBackend::initramfs_for(const PointContext& ctx, const std::
   spec.fio_jobs_dir = options_.fio_jobs_dir;
   spec.init_script = guest_init_script();
   spec.plan = plan;
-  std::fprintf(stderr, "ksandwich: building the guest initramfs (busybox, agent, mkfs.btrfs%s)\n",
-               needs_fio ? ", fio" : "");
+  progress::say(std::string("ksandwich: building the guest initramfs (busybox, agent, mkfs.btrfs") +
+                (needs_fio ? ", fio" : "") + ")");
   auto built = build_initramfs(spec, initramfs_path(ctx.bundle_dir, plan));
   return initramfs_by_plan_.emplace(plan, std::move(built)).first->second;
 }
@@ -213,6 +216,19 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   machine::GovernorSetting governor(e.cpu, e.governor);  // of the host CPU QEMU runs on
   auto host_env = machine::read_environment(e.cpu);
   host_env["governor_setting"] = governor.describe();
+  // The phases as the guest reports them on the results port (the file QEMU writes).
+  PhaseTracker phases(e);
+  std::ifstream results;
+  cmd.on_tick = [&] {
+    if (!results.is_open()) results.open(spec.results, std::ios::binary);
+    if (!results.is_open()) return;
+    char buf[65536];
+    results.clear();  // past the end last time: read what has been written since
+    while (results.read(buf, sizeof buf) || results.gcount() > 0)
+      for (auto& phase : phases.feed(std::string_view(buf, static_cast<size_t>(results.gcount()))))
+        report_phase(ctx, phase);
+  };
+  report_phase(ctx, {std::string("booting ") + (kvm ? "(KVM)" : "(TCG)"), true});
   auto run = proc::run(cmd);  // Ctrl-C: kills QEMU, throws Interrupted; ~NvmeImage cleans up
 
   GuestRun guest{.report = parse_guest_results(try_read_file(spec.results).value_or("")),

@@ -47,7 +47,8 @@ void set_doctor_command(CLI::App& app, Context& context) {
   auto as_json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *as_json, "print the checks as JSON");
   cmd->callback([as_json, &context] {
-    auto checks = machine::doctor_checks();
+    // Installed (<prefix>/share/ksandwich holds no tools/), the fixes name the apt-get line.
+    auto checks = machine::doctor_checks(machine::is_source_tree(context.repo_dir));
     std::string accel;
     checks.push_back(accelerator_check(accel));
     // Whether calls can really be counted: a locked-down kernel lists the function tracer

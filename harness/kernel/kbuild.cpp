@@ -184,10 +184,11 @@ struct MakeRun {
 };
 
 // make -C TREE O=OBJDIR ..., its output (stdout and stderr) appended to LOG; the
-// terminal gets progress ticks, not make's lines.
+// terminal gets progress ticks, not make's lines: files compiled, and with ESTIMATE (an
+// earlier build of the same kind) how many of how many and the time left at the rate so far.
 MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
                  const std::vector<std::string>& targets, const fs::path& log,
-                 const Progress& progress) {
+                 const Progress& progress, const std::optional<BuildEstimate>& estimate = std::nullopt) {
   std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" 2>&1", "make",
                                    "-C", tree.string(), "O=" + objdir.string(),
                                    "-j" + std::to_string(in.jobs)};
@@ -197,26 +198,21 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
   MakeRun run;
   std::ofstream out(log, std::ios::app);
   out << "\n$ make " << join(targets, " ") << "   (" << now_utc_iso8601() << ")\n";
-  std::string partial;
-  static const std::regex compiled_line(R"(^\s+(CC|AS)\s+(\S+))");
+  CompileCounter counter;
   proc::Command cmd = command(argv, in.make_timeout);
   cmd.env = {{"CCACHE_DIR", in.ccache_dir.string()},
              {"CCACHE_BASEDIR", in.cache.string()},
              {"CCACHE_NOHASHDIR", "1"},
              {"LC_ALL", "C"}};
+  auto tick = [&] { progress.tick(build_detail(counter.count(), estimate, progress.stage_seconds())); };
   cmd.on_stdout = [&](std::string_view chunk) {
     out << chunk;
-    partial += chunk;
-    size_t start = 0;
-    for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      std::smatch m;
-      std::string line = partial.substr(start, nl - start);
-      if (std::regex_search(line, m, compiled_line)) run.compiled.push_back(m[2].str());
-    }
-    partial.erase(0, start);
-    progress.tick(run.compiled.empty() ? "" : std::to_string(run.compiled.size()) + " files compiled");
+    counter.feed(chunk);
+    tick();
   };
+  cmd.on_tick = tick;  // the clock moves on while make links in silence
   run.result = proc::run(cmd);
+  run.compiled = counter.files();
   out << "\n[exit " << run.result.exit_code << (run.result.timed_out ? ", timed out" : "")
       << " after " << Progress::format_duration(run.result.seconds) << "]\n";
   return run;
@@ -518,6 +514,40 @@ BuildRequest request_for_arm(const experiment::Experiment& e, const std::string&
   return r;
 }
 
+std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildKind& kind) {
+  std::optional<BuildEstimate> best;
+  int best_score = -1;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(builds, ec)) {
+    auto text = try_read_file(entry.path() / "identity.json");
+    json id = text ? json::parse(*text, nullptr, false) : json();
+    try {
+      const auto& b = id.at("build");
+      if (b.value("mode", "") != (kind.incremental ? "incremental" : "full") || !b.at("compiled").is_number_unsigned() ||
+          id.at("source").value("version", "") != kind.source_version)
+        continue;
+      std::vector<std::string> patches, fragments;
+      for (auto& p : id.value("patches", json::array())) patches.push_back(p.value("sha256", ""));
+      for (auto& f : id.at("config").value("fragments", json::array())) fragments.push_back(f.value("sha256", ""));
+      const auto& config = id.at("config");
+      int score = config.value("sha256", "") == kind.config_sha256                              ? 2
+                  : config.value("base", "") == kind.base && fragments == kind.fragment_sha256s ? 1
+                                                                                                : 0;
+      if (kind.incremental && (patches != kind.patch_sha256s || score < 2)) continue;
+      if (score > best_score) {
+        best_score = score;
+        best = BuildEstimate{b["compiled"].get<size_t>(),
+                             entry.path().filename().string() + (score == 2   ? ""
+                                                                  : score == 1 ? " (another config, same fragments)"
+                                                                               : " (another config)")};
+      }
+    } catch (const json::exception&) {
+      // Not a finished build's identity (a work tree, an older shape): it tells nothing.
+    }
+  }
+  return best;
+}
+
 std::optional<BuiltKernel> find_cached(const BuildRequest& request) {
   auto started = Clock::now();
   auto in = gather(request, Progress::silent());
@@ -612,8 +642,15 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   if (try_read_file(objdir / ".config").value_or("") != config.text)
     write_file(objdir / ".config", config.text);
 
+  BuildKind kind{in.source.identity.version, control.has_value(), sha256_hex(config.text), in.base, {}, {}};
+  for (auto& f : in.fragments) kind.fragment_sha256s.push_back(f.sha256);
+  for (auto& p : in.patches) kind.patch_sha256s.push_back(p.sha256);
+  auto estimate = estimate_build(builds, kind);
+  if (estimate)
+    progress.note("[" + in.arm + "] expecting about " + std::to_string(estimate->compiled) +
+                  " files to compile, as many as " + estimate->from + " did");
   progress.stage(in.arm, control ? "build (incremental)" : "build");
-  auto make = run_make(in, tree, objdir, {"bzImage"}, log, progress);
+  auto make = run_make(in, tree, objdir, {"bzImage"}, log, progress, estimate);
   if (!make.result.ok()) {
     auto kept = keep_failed_log(in, log, "failed");
     copy_log(request.log_copy, log);

@@ -85,6 +85,23 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress);
 // the build will have, minus bzimage and build timings (build.mode "preflight").
 nlohmann::json preflight(const BuildRequest& request, const Progress& progress);
 
+// Which earlier builds can tell how many files a build will compile.
+struct BuildKind {
+  std::string source_version;  // identity source.version
+  bool incremental = false;    // a patched arm rebuilt from the control's objects
+  std::string config_sha256;   // the normalized config
+  std::string base;            // config.base
+  std::vector<std::string> fragment_sha256s, patch_sha256s;
+};
+
+// The files an earlier build of KIND compiled (identity.json's build.compiled), from the
+// finished builds under BUILDS (<cache>/build), same source version and mode only: a full
+// build from the full build of the same config, else of the nearest (the same base and
+// fragments, then any config); an incremental build - a small, patch-dependent number -
+// only from an incremental build of the same patches and config, else none: no estimate
+// rather than a wrong one.
+std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildKind& kind);
+
 // The finished build for REQUEST if the cache holds it; never builds.
 std::optional<BuiltKernel> find_cached(const BuildRequest& request);
 

@@ -1,58 +1,66 @@
 #include "kernel/progress.hpp"
 
-#include <unistd.h>
+#include <chrono>
+#include <regex>
 
 namespace ks::kernel {
+namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Progress::Progress(std::FILE* out)
-    : out_(out), live_(out && isatty(fileno(out))), started_(Clock::now()), last_print_() {}
-
-std::string Progress::format_duration(double seconds) {
-  long s = static_cast<long>(seconds + 0.5);
-  char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%lds", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
-  return buf;
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void Progress::print(const std::string& line, bool final) const {
-  if (!out_) return;
-  if (live_) {
-    std::fprintf(out_, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
-    line_open_ = !final;
-  } else {
-    std::fprintf(out_, "%s\n", line.c_str());
+}  // namespace
+
+bool CompileCounter::feed(std::string_view chunk) {
+  static const std::regex compiled_line(R"(^\s+(CC|AS)\s+(\S+))");
+  partial_ += chunk;
+  bool counted = false;
+  size_t start = 0;
+  for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::smatch m;
+    std::string line = partial_.substr(start, nl - start);
+    if (std::regex_search(line, m, compiled_line)) {
+      files_.push_back(m[2].str());
+      counted = true;
+    }
   }
-  std::fflush(out_);
-  last_print_ = Clock::now();
+  partial_.erase(0, start);
+  return counted;
 }
+
+std::string build_detail(size_t done, const std::optional<BuildEstimate>& estimate, double elapsed_s) {
+  if (done == 0) return "";
+  if (!estimate || estimate->compiled == 0 || done >= estimate->compiled)
+    return std::to_string(done) + " files compiled";
+  auto eta = progress::eta_seconds(static_cast<double>(done), static_cast<double>(estimate->compiled), elapsed_s);
+  return std::to_string(done) + " of ~" + std::to_string(estimate->compiled) + " files compiled" +
+         (eta ? "," + progress::eta_suffix(eta) : "");
+}
+
+Progress::Progress(std::FILE* out) : Progress(progress::LineOptions{.out = out}) {}
+
+Progress::Progress(progress::LineOptions options)
+    : now_(options.now ? options.now : steady_seconds) {
+  options.now = now_;
+  line_ = std::make_shared<progress::Line>(std::move(options));
+  started_ = now_();
+}
+
+double Progress::stage_seconds() const { return now_() - started_; }
 
 void Progress::stage(const std::string& arm, const std::string& stage) const {
   arm_ = arm;
   stage_ = stage;
-  started_ = Clock::now();
-  print("[" + arm_ + "] " + stage_, false);
+  started_ = now_();
+  line_->show("[" + arm_ + "] " + stage_, true);
 }
 
 void Progress::tick(const std::string& detail) const {
-  auto now = Clock::now();
-  auto since = now - last_print_;
-  if (since < (live_ ? std::chrono::seconds(1) : std::chrono::seconds(30))) return;
-  double elapsed = std::chrono::duration<double>(now - started_).count();
-  print("[" + arm_ + "] " + stage_ + " " + format_duration(elapsed) +
-            (detail.empty() ? "" : "  " + detail),
-        false);
+  line_->show("[" + arm_ + "] " + stage_ + " " + format_duration(stage_seconds()) +
+              (detail.empty() ? "" : "  " + detail));
 }
 
-void Progress::note(const std::string& message) const {
-  if (!out_) return;
-  if (live_ && line_open_) std::fprintf(out_, "\r\033[K");
-  line_open_ = false;
-  std::fprintf(out_, "%s\n", message.c_str());
-  std::fflush(out_);
-}
+void Progress::note(const std::string& message) const { line_->note(message); }
 
 }  // namespace ks::kernel

@@ -12,17 +12,25 @@ namespace ks::machine {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kSetup = "run tools/setup.sh as root";
-
-Check program(const std::string& name, const std::string& program, bool required,
-              bool main_job = false) {
-  auto path = proc::find_program(program);
-  return {name, path.has_value(), required, main_job, path ? path->string() : "not found", kSetup};
-}
 
 }  // namespace
 
-std::vector<Check> doctor_checks() {
+std::string install_hint(const std::string& package, bool source_tree) {
+  return source_tree ? "run tools/setup.sh as root (it installs " + package + ")"
+                     : "apt-get install " + package;
+}
+
+bool is_source_tree(const std::filesystem::path& data_dir) {
+  return !data_dir.empty() && fs::is_regular_file(data_dir / "tools/setup.sh");
+}
+
+std::vector<Check> doctor_checks(bool source_tree) {
+  auto program = [source_tree](const std::string& name, const std::string& program, const std::string& package,
+                               bool required, bool main_job = false) {
+    auto path = proc::find_program(program);
+    return Check{name, path.has_value(), required, main_job, path ? path->string() : "not found",
+                 install_hint(package, source_tree)};
+  };
   std::vector<Check> checks;
   bool root = geteuid() == 0;
   checks.push_back({"root", root, true, true, root ? "running as root" : "not root",
@@ -30,7 +38,7 @@ std::vector<Check> doctor_checks() {
   checks.push_back({"btrfs in the running kernel", have_filesystem("btrfs"), true, false,
                     have_filesystem("btrfs") ? "listed in /proc/filesystems" : "missing",
                     "modprobe btrfs"});
-  checks.push_back(program("mkfs.btrfs", "mkfs.btrfs", true, true));
+  checks.push_back(program("mkfs.btrfs", "mkfs.btrfs", "btrfs-progs", true, true));
   bool uring = have_io_uring();
   checks.push_back({"io_uring", uring, false, false, uring ? "io_uring_setup works" : "io_uring_setup failed",
                     "check /proc/sys/kernel/io_uring_disabled and the kernel config (CONFIG_IO_URING)"});
@@ -44,7 +52,7 @@ std::vector<Check> doctor_checks() {
   bool loop = fs::exists("/dev/loop-control");
   checks.push_back({"loop devices", loop, false, false, loop ? "/dev/loop-control present" : "missing",
                     "modprobe loop"});
-  checks.push_back(program("losetup", "losetup", false));
+  checks.push_back(program("losetup", "losetup", "mount", false));
 
   auto preempt = preemption_mode();
   checks.push_back({"preemption mode readable", preempt.has_value(), false, false,
@@ -55,15 +63,19 @@ std::vector<Check> doctor_checks() {
                     governor ? trim(*governor) : "no cpufreq (typical in a VM)",
                     "on a lab machine: cpupower frequency-set -g performance"});
 
-  checks.push_back(program("fio", "fio", false));
-  checks.push_back(program("QEMU", "qemu-system-x86_64", false, true));
+  checks.push_back(program("fio", "fio", "fio", false));
+  checks.push_back(program("QEMU", "qemu-system-x86_64", "qemu-system-x86", false, true));
   checks.push_back({"busybox (static)", fs::exists("/bin/busybox"), false, true,
-                    fs::exists("/bin/busybox") ? "/bin/busybox" : "missing", kSetup});
+                    fs::exists("/bin/busybox") ? "/bin/busybox" : "missing", install_hint("busybox-static", source_tree)});
   bool source = fs::exists("/usr/src/linux-source-6.1.tar.xz");
   checks.push_back({"default kernel source", source, false, true,
-                    source ? "/usr/src/linux-source-6.1.tar.xz" : "missing", kSetup});
-  for (auto tool : {"make", "gcc", "flex", "bison", "bc", "ccache", "cpio", "gzip"})
-    checks.push_back(program(std::string("kernel build: ") + tool, tool, false, true));
+                    source ? "/usr/src/linux-source-6.1.tar.xz" : "missing", install_hint("linux-source-6.1", source_tree)});
+  // The program each kernel build needs, and its Debian package.
+  const std::pair<const char*, const char*> kernel_build_tools[] = {
+      {"make", "make"}, {"gcc", "gcc"},       {"flex", "flex"}, {"bison", "bison"},
+      {"bc", "bc"},     {"ccache", "ccache"}, {"cpio", "cpio"}, {"gzip", "gzip"}};
+  for (auto [tool, package] : kernel_build_tools)
+    checks.push_back(program(std::string("kernel build: ") + tool, tool, package, false, true));
   bool jsonschema = proc::have_program("python3") && proc::run(proc::command({"python3", "-c", "import jsonschema"}, std::chrono::seconds(30))).ok();
   checks.push_back({"python3-jsonschema (validate)", jsonschema, false, false,
                     jsonschema ? "python3 imports jsonschema" : "missing: `ksandwich validate` cannot check schemas",

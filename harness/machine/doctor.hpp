@@ -1,5 +1,6 @@
 #pragma once
 // `ksandwich doctor`: what this machine can do and what is missing, with the fix.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,16 @@ struct Check {
   std::string fix;        // what to do when it is missing
 };
 
+// How to get the Debian PACKAGE: from a source tree (SOURCE_TREE) tools/setup.sh installs
+// everything the runs need; an installed ksandwich has no tools/, so it is the apt-get line.
+std::string install_hint(const std::string& package, bool source_tree);
+
+// Whether DATA_DIR (cli::Context::repo_dir) is a source tree, with its tools/setup.sh.
+bool is_source_tree(const std::filesystem::path& data_dir);
+
 // The machine's checks (tracing is checked by the caller with trace::probe_tracing).
-std::vector<Check> doctor_checks();
+// SOURCE_TREE: ksandwich runs from its source tree, where tools/setup.sh installs every
+// package; installed (<prefix>/share/ksandwich), a fix names the apt-get line instead.
+std::vector<Check> doctor_checks(bool source_tree);
 
 }  // namespace ks::machine

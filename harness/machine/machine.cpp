@@ -13,6 +13,7 @@
 
 #include "util/files.hpp"
 #include "util/journal.hpp"
+#include "util/progress.hpp"
 
 namespace ks::machine {
 namespace {
@@ -167,7 +168,7 @@ GovernorSetting::~GovernorSetting() {
     write_file(path_, previous_);
     journal::record_undone(journaled_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "warning: could not put the governor back in %s: %s\n", path_.c_str(), e.what());
+    progress::say("warning: could not put the governor back in " + path_ + ": " + e.what());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "boot/qemu.hpp"
+#include "machine/doctor.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
 #include "storage/storage.hpp"
@@ -16,7 +17,6 @@ namespace ks::pipeline {
 
 namespace {
 
-constexpr const char* kSetupHint = "run tools/setup.sh (as root) to install what ksandwich needs";
 
 bool contains_word(const std::string& words, const std::string& word) {
   for (auto& w : split(trim(words), ' '))
@@ -24,9 +24,11 @@ bool contains_word(const std::string& words, const std::string& word) {
   return false;
 }
 
-void need_program(const std::string& program, const std::string& why) {
+void need_program(const std::string& program, const std::string& package, const std::string& why,
+                  const RunOptions& options) {
   if (!proc::have_program(program))
-    throw UserError(program + " is not installed; it is needed " + why, kSetupHint);
+    throw UserError(program + " is not installed; it is needed " + why,
+                    machine::install_hint(package, machine::is_source_tree(options.repo_dir)));
 }
 
 }  // namespace
@@ -37,7 +39,7 @@ void preflight(const experiment::Experiment& e, const RunOptions& options) {
                     "build it: cmake --build build --target ksandwich-agent");
   for (auto& w : e.workloads) {
     if (w.name == "fio") {
-      need_program("fio", "by the fio workload");
+      need_program("fio", "fio", "by the fio workload", options);
       auto job = options.repo_dir / "workloads/fio" / w.fio_job;
       if (!fs::exists(job))
         throw UserError("the fio job file " + job.string() + " does not exist",
@@ -65,7 +67,7 @@ void preflight(const experiment::Experiment& e, const RunOptions& options) {
     if (geteuid() != 0)
       throw UserError("the host backend formats and mounts a device, which needs root",
                       "run ksandwich as root (sudo)");
-    need_program("mkfs.btrfs", "to create a fresh btrfs for every point");
+    need_program("mkfs.btrfs", "btrfs-progs", "to create a fresh btrfs for every point", options);
     if (!machine::have_filesystem("btrfs"))
       throw UserError("the running kernel has no btrfs", "load it: modprobe btrfs");
     for (auto& [name, arm] : e.arms)
@@ -86,10 +88,11 @@ void preflight(const experiment::Experiment& e, const RunOptions& options) {
     else storage::resolve_kind(e.storage.kind);  // throws when the kind is not available
   }
   if (e.backend == "qemu") {
-    need_program("qemu-system-x86_64", "to boot the kernels");
-    need_program("mkfs.btrfs", "inside the guest (it is copied into the initramfs)");
+    need_program("qemu-system-x86_64", "qemu-system-x86", "to boot the kernels", options);
+    need_program("mkfs.btrfs", "btrfs-progs", "inside the guest (it is copied into the initramfs)", options);
     if (!fs::exists(boot::kBusybox))
-      throw UserError(std::string(boot::kBusybox) + " is missing; the guest's shell and tools are busybox", kSetupHint);
+      throw UserError(std::string(boot::kBusybox) + " is missing; the guest's shell and tools are busybox",
+                      machine::install_hint("busybox-static", machine::is_source_tree(options.repo_dir)));
     boot::check_guest_fits(e);  // brd or nvme, and a brd that fits in the guest's memory
   }
 }

@@ -21,16 +21,59 @@
 #include "stats/sequential.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/progress.hpp"
 
 namespace ks::pipeline {
 namespace {
 
 using nlohmann::json;
 
-void say(const std::string& line) {
-  std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
-}
+// The run's progress line: the point running and its phase, points done of planned
+// (a confirm run may stop before its cap: "up to N") and an ETA from the points this
+// invocation ran (points run one after another; a resumed run's kept points took no time).
+class RunProgress {
+ public:
+  explicit RunProgress(const RunOptions& o) : line_({.out = o.progress, .live = o.progress_live}) {}
+
+  void plan(size_t planned, bool up_to) {
+    planned_ = planned;
+    up_to_ = up_to;
+  }
+  void point_started(const experiment::PlannedPoint& p) {
+    label_ = fmt::format("[point {}/{} {}]", p.index + 1, planned_, p.arm);
+    if (!clock_started_) {
+      clock_started_ = true;
+      started_ = std::chrono::steady_clock::now();
+    }
+    phase("starting", true);
+  }
+  void phase(const std::string& text, bool milestone) { line_.show(label_ + " " + text + " | " + counts(), milestone); }
+  void point_finished(bool kept) {
+    ++done_;
+    if (!kept) ++run_now_;
+  }
+  void note(const std::string& text) { line_.note(text); }
+  // Where the run ended (all planned, stopped early, or stopped by a failed point).
+  void finished() {
+    if (planned_ > 0) note("run: " + progress::count_status(done_, planned_, "points", up_to_, std::nullopt));
+  }
+
+ private:
+  std::string counts() const {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    auto left = planned_ > done_ ? planned_ - done_ : 0;
+    auto eta = clock_started_ ? progress::eta_seconds(static_cast<double>(run_now_),
+                                                      static_cast<double>(run_now_ + left), elapsed)
+                              : std::nullopt;
+    return progress::count_status(done_, planned_, "points", up_to_, eta);
+  }
+
+  progress::Line line_;
+  std::string label_;
+  size_t planned_ = 0, done_ = 0, run_now_ = 0;
+  bool up_to_ = false, clock_started_ = false;
+  std::chrono::steady_clock::time_point started_;
+};
 
 json plan_json(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan) {
   json points = json::array();
@@ -285,6 +328,8 @@ bool all_decided(const evidence::Analysis& a) {
 }  // namespace
 
 int run(const RunOptions& o) {
+  RunProgress progress(o);
+  auto say = [&progress](const std::string& line) { progress.note(line); };
   evidence::Bundle bundle;
   experiment::Experiment e;
   fs::path experiment_dir;
@@ -376,12 +421,14 @@ int run(const RunOptions& o) {
   }
   write_bundle(bundle, o.out_dir);
 
+  progress.plan(std::min(plan.size(), bundle.points.size()), e.scheme == "confirm");
   bool stopped_early = false;
   for (auto& planned : plan) {
     if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
     if (point.status == "ok") {
       say(fmt::format("[point {}/{} {}] already done, kept", planned.index + 1, plan.size(), planned.arm));
+      progress.point_finished(true);
       continue;
     }
     std::erase_if(bundle.rows, [&](auto& r) { return r.point == planned.index; });
@@ -391,8 +438,11 @@ int run(const RunOptions& o) {
                     plan.size(), planned.arm, e.workloads.size(), e.rounds));
 
     boot::PointResult result;
+    progress.point_started(planned);
     try {
-      result = backend->run_point(point_context(e, planned, o.out_dir, kernels));
+      auto context = point_context(e, planned, o.out_dir, kernels);
+      context.phase = [&progress](const std::string& phase, bool milestone) { progress.phase(phase, milestone); };
+      result = backend->run_point(context);
     } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& err) {  // the backend's cleanups ran while this unwound;
@@ -418,6 +468,7 @@ int run(const RunOptions& o) {
 
     analyze_into(bundle, e);
     write_bundle(bundle, o.out_dir);
+    progress.point_finished(false);
     say(fmt::format("[point {}/{} {}] {} in {:.1f} s{}", planned.index + 1, plan.size(), planned.arm,
                     point.status, point.seconds, point.failure.empty() ? "" : ": " + point.failure));
     if (point.status != "ok" && !e.continue_on_failure) {
@@ -461,6 +512,7 @@ int run(const RunOptions& o) {
                                      e.blocks)}};
   }
 
+  progress.finished();
   auto analysis_started = std::chrono::steady_clock::now();
   analyze_into(bundle, e);
   bundle.extra["timings"] = timings_json(

@@ -2,6 +2,7 @@
 // `ksandwich run`: experiment -> plan -> (builds) -> points in order -> stats -> bundle ->
 // reports. The bundle is written after every point, so a crash keeps what was measured,
 // and `--resume DIR` reruns only the points that did not finish.
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -37,7 +38,10 @@ struct RunOptions {
   // the experiment's, skipping the machine preflight (root, tools, devices) and the machine
   // lock that belong to the real backends. The output directory and --resume checks still apply.
   std::shared_ptr<boot::Backend> backend;
-  fs::path state_dir = "/run/ksandwich";  // the machine lock and the registry of runs (host_changes.hpp)
+  fs::path state_dir = "/run/ksandwich";
+  // Where the progress lines go (points done of planned, each point's phase); tests read them.
+  std::FILE* progress = stderr;
+  std::optional<bool> progress_live;  // a terminal's updating line; default: whether `progress` is one  // the machine lock and the registry of runs (host_changes.hpp)
 };
 
 // Returns the process exit code (0 ok, 1 material regression, 3 a point failed).

@@ -125,6 +125,12 @@ Result run(const Command& cmd) {
   err.close_end(1);
 
   auto deadline = start + cmd.timeout;
+  auto next_tick = start;
+  auto tick = [&] {
+    if (!cmd.on_tick || std::chrono::steady_clock::now() < next_tick) return;
+    next_tick = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    cmd.on_tick();
+  };
   bool stop = false;
   while (!stop && (out.fd[0] >= 0 || err.fd[0] >= 0)) {
     if (g_interrupted && !cmd.cleanup) {
@@ -153,6 +159,7 @@ Result run(const Command& cmd) {
         (i == 0 ? out : err).close_end(0);
       }
     }
+    tick();
   }
   // Output closed (or log-file mode): wait for exit within the same deadline.
   int status = 0;
@@ -168,6 +175,7 @@ Result run(const Command& cmd) {
       r.timed_out = true;
       break;
     }
+    tick();
     usleep(20'000);
   }
   if (r.timed_out) {

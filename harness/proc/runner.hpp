@@ -22,6 +22,9 @@ struct Command {
   std::optional<std::filesystem::path> log_file;
   // Optional: called with each chunk of captured stdout as it arrives (progress display).
   std::function<void(std::string_view)> on_stdout;
+  // Optional: called about every 200 ms while the command runs (a progress line that follows
+  // a file the command writes, such as QEMU's results port).
+  std::function<void()> on_tick;
   // Cleanup commands (umount, losetup -d) run even after SIGINT/SIGTERM arrived.
   bool cleanup = false;
 };

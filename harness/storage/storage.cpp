@@ -17,6 +17,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
+#include "util/progress.hpp"
 
 namespace ks::storage {
 namespace {
@@ -79,10 +80,8 @@ void unmount(const fs::path& mount_point, bool lazily_if_busy) {
   if (!lazily_if_busy)
     throw SystemError("unmount " + mount_point.string(),
                       r.describe() + " (a process still uses it: see `fuser -vm " + mount_point.string() + "`)");
-  std::fprintf(stderr,
-               "ksandwich: warning: %s; unmounting lazily with umount -l, the device may stay "
-               "busy until its last user exits\n",
-               r.describe().c_str());
+  progress::say("ksandwich: warning: " + r.describe() +
+                "; unmounting lazily with umount -l, the device may stay busy until its last user exits");
   auto lazy = run_cleanup({"umount", "-l", mount_point.string()});
   if (!lazy.ok()) throw SystemError("unmount " + mount_point.string(), lazy.describe());
 }
@@ -192,9 +191,9 @@ struct Filesystem::State {
         it->action();
         journal::record_undone(it->journaled);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "ksandwich: cleanup failed: %s: %s\n", it->what.c_str(), e.what());
+        progress::say("ksandwich: cleanup failed: " + it->what + ": " + e.what());
       } catch (...) {
-        std::fprintf(stderr, "ksandwich: cleanup failed: %s\n", it->what.c_str());
+        progress::say("ksandwich: cleanup failed: " + it->what);
       }
     }
   }

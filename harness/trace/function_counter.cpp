@@ -18,6 +18,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
+#include "util/progress.hpp"
 
 namespace ks::trace {
 namespace {
@@ -141,10 +142,10 @@ class Tracefs {
       cmd.timeout = 30s;
       cmd.cleanup = true;
       auto r = proc::run(cmd);
-      if (!r.ok()) std::fprintf(stderr, "ksandwich: warning: %s\n", r.describe().c_str());
+      if (!r.ok()) progress::say("ksandwich: warning: " + r.describe());
       else journal::record_undone(journaled_);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "ksandwich: warning: unmount %s: %s\n", dir_.c_str(), e.what());
+      progress::say("ksandwich: warning: unmount " + dir_.string() + ": " + e.what());
     }
   }
 
@@ -348,8 +349,7 @@ struct FunctionCounter::State {
         action();
         if (last) journal_restored(what);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "ksandwich: warning: could not restore tracefs %s: %s\n", what,
-                     e.what());
+        progress::say(std::string("ksandwich: warning: could not restore tracefs ") + what + ": " + e.what());
       }
     };
     if (saved_profile_enabled)

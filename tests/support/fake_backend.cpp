@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "boot/phases.hpp"
 #include "stats/random.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -146,6 +147,10 @@ boot::PointResult FakeBackend::run_point(const boot::PointContext& ctx) {
   std::string lines;
   for (auto& r : result.agent_records) lines += r.dump() + "\n";
   write_file_atomic(ctx.point_dir / "results.jsonl", lines);
+  // The phases as the real backends report them from the same records (boot/phases.hpp).
+  boot::report_phase(ctx, {"mkfs", true});
+  boot::PhaseTracker phases(ctx.experiment);
+  for (auto& phase : phases.feed(lines)) boot::report_phase(ctx, phase);
   result.log = fs::relative(ctx.point_dir / "results.jsonl", ctx.bundle_dir).string();
   const auto& first = ctx.experiment.workloads.front().id();
   if (fault == Fault::fail) {

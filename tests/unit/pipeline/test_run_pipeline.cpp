@@ -16,6 +16,7 @@
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "support/fake_backend.hpp"
+#include "support/memory_stream.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 #include "util/error.hpp"
@@ -69,6 +70,7 @@ struct Run {
   test::ScopedEnv cache{{{"KSANDWICH_CACHE", (tmp.path / "cache").string()}}};
   fs::path file = tmp.path / "experiment.json";
   fs::path out = tmp.path / "out";
+  std::FILE* progress = stderr;  // where the progress lines go, as to a log (not a terminal)
 
   explicit Run(const json& experiment) { write_file(file, experiment.dump(2)); }
 
@@ -78,6 +80,8 @@ struct Run {
     o.out_dir = out;
     o.tool = {{"name", "ksandwich"}, {"version", "test"}, {"git_revision", "test"}, {"command_line", "test"}};
     o.backend = std::move(backend);
+    o.progress = progress;
+    o.progress_live = false;
     return o;
   }
   int operator()(std::shared_ptr<boot::Backend> backend, bool resume = false, fs::path experiment_file = {}) const {
@@ -171,6 +175,80 @@ TEST_CASE("run: points run in plan order and bundle.json records each before the
   CHECK(b.rows.size() == 3 * 2 * 6);
   CHECK(pipeline::check_recomputation(nlohmann::json::parse(read_file(run.out / "bundle.json")), b).empty());
   CHECK(code == analysis::exit_code_for(b));  // the code is the bundle's verdict
+}
+
+namespace {
+
+// The progress lines a run writes, as a log gets them.
+struct ProgressLines : test::MemoryStream {
+  std::vector<std::string> lines() {
+    auto all = split(text(), '\n');
+    std::erase_if(all, [](auto& l) { return l.empty(); });
+    return all;
+  }
+};
+
+size_t count_containing(const std::vector<std::string>& lines, const std::string& text) {
+  return static_cast<size_t>(std::count_if(lines.begin(), lines.end(),
+                                           [&](auto& l) { return l.find(text) != std::string::npos; }));
+}
+
+}  // namespace
+
+TEST_CASE("run: progress shows each point's phases and the points done of planned") {
+  Run run(screen_experiment());
+  ProgressLines progress;
+  run.progress = progress.file;
+  run(fake());
+  auto lines = progress.lines();
+  INFO(join(lines, "\n"));
+  // In a log, a line per phase of a point (the rounds in between are throttled away: the
+  // fake's points take no time), each with the points done so far.
+  CHECK(count_containing(lines, "[point 1/3 control] starting | 0 of 3 points done") == 1);
+  CHECK(count_containing(lines, "[point 1/3 control] mkfs | 0 of 3 points done") == 1);
+  CHECK(count_containing(lines, "[point 1/3 control] workload 1 of 2: clone | 0 of 3 points done") == 1);
+  CHECK(count_containing(lines, "[point 1/3 control] workload 2 of 2: dedupe | 0 of 3 points done") == 1);
+  CHECK(count_containing(lines, ", round ") == 0);
+  CHECK(count_containing(lines, ", warm-up ") == 0);
+  // From the second point on, an ETA from the points run so far.
+  CHECK(count_containing(lines, "[point 2/3 patched] starting | 1 of 3 points done, ETA ") == 1);
+  CHECK(count_containing(lines, "[point 3/3 control] workload 2 of 2: dedupe | 2 of 3 points done, ETA ") == 1);
+  CHECK(lines.back() == "run: 3 of 3 points done");
+  CHECK(count_containing(lines, "[point 3/3 control] ok in ") == 1);
+}
+
+TEST_CASE("run: a confirm run's plan is a cap: 'up to' its points, and the run says where it stopped") {
+  Run run(confirm_experiment());
+  ProgressLines progress;
+  run.progress = progress.file;
+  REQUIRE(run(fake(regression_on_clone())) == 1);
+  auto lines = progress.lines();
+  INFO(join(lines, "\n"));
+  // max_blocks = 8 blocks of two points.
+  CHECK(count_containing(lines, "starting | 0 of up to 16 points done") == 1);
+  CHECK(count_containing(lines, "[point 1/16 ") >= 3);
+  CHECK(count_containing(lines, "starting | 3 of up to 16 points done, at most ") == 1);
+  auto b = run.bundle();
+  CHECK(b.points.size() < 16);  // stopped early: decided
+  CHECK(lines.back() == "run: " + std::to_string(b.points.size()) + " of up to 16 points done");
+}
+
+TEST_CASE("run: a resumed run counts the kept points as done, and its ETA only from the points it runs") {
+  Run run(screen_experiment());
+  FakeOptions interrupt_second;
+  interrupt_second.faults[1] = Fault::interrupt;
+  REQUIRE_THROWS_AS(run(fake(interrupt_second)), Interrupted);
+  ProgressLines progress;
+  run.progress = progress.file;
+  run(fake(), true);
+  auto lines = progress.lines();
+  INFO(join(lines, "\n"));
+  CHECK(count_containing(lines, "[point 1/3 control] already done, kept") == 1);
+  // One point kept, none run yet by this invocation: no rate, no ETA.
+  CHECK(count_containing(lines, "[point 2/3 patched] starting | 1 of 3 points done") == 1);
+  CHECK(count_containing(lines, "[point 2/3 patched] starting | 1 of 3 points done, ETA") == 0);
+  CHECK(count_containing(lines, "[point 3/3 control] starting | 2 of 3 points done, ETA ") == 1);
+  CHECK(lines.back() == "run: 3 of 3 points done");
 }
 
 TEST_CASE("run: a failed point with continue_on_failure false stops the run, exit 3") {
