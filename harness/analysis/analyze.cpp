@@ -87,6 +87,10 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
     w.notes.push_back(fmt::format("{} round(s) left out as disturbed: the canary timed beside them took more "
                                   "than {}x its median over the run",
                                   disturbed, kDisturbedCanaryFactor));
+  if (tally.clock_rounds > 0)
+    w.notes.push_back(fmt::format("{} round(s) left out as disturbed: the agent's two clocks disagreed on "
+                                  "how long they took",
+                                  tally.clock_rounds));
   for (auto& s : samples) w.points.push_back(summarize_point(s));
 
   DecisionOptions decision_options;

@@ -19,6 +19,13 @@ std::optional<double> canary_ns(const evidence::Row& r) {
   return it->get<double>();
 }
 
+// The agent timed the round with two clocks and they disagreed: the time is not trusted.
+bool clocks_disagreed(const evidence::Row& r) {
+  if (!r.extra.is_object()) return false;
+  auto clock = r.extra.find("clock");
+  return clock != r.extra.end() && clock->is_object() && clock->value("agree", true) == false;
+}
+
 }  // namespace
 
 std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& points,
@@ -71,7 +78,10 @@ RowTally tally_rows(const std::vector<evidence::Row>& rows, const std::string& w
     if (!r.warmup) ++t.rows;
     t.unexpected_results += r.unexpected_results;
     t.min_expected_match_ratio = std::min(t.min_expected_match_ratio, r.expected_match_ratio);
-    if (!r.error.empty() || (!r.warmup && !r.metric(metric))) ++t.failed_rounds;
+    if (clocks_disagreed(r))
+      ++t.clock_rounds;
+    else if (!r.error.empty() || (!r.warmup && !r.metric(metric)))
+      ++t.failed_rounds;
   }
   return t;
 }

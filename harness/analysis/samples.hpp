@@ -30,6 +30,9 @@ struct RowTally {
   uint64_t rows = 0;                // measured (non-warm-up) rows, failed ones included
   uint64_t unexpected_results = 0;
   uint64_t failed_rounds = 0;       // rows with an error, and measured rows without the metric
+  // Rounds whose two clocks disagreed (the agent's cross-check): a disturbed measurement,
+  // left out of the sample like a disturbed round, not bad data; not in failed_rounds.
+  uint64_t clock_rounds = 0;
   double min_expected_match_ratio = 100.0;
 };
 
