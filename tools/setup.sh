@@ -38,6 +38,9 @@ if $tests; then
     # the HTML report in a real browser; the .deb installed into a debootstrapped root;
     # the completion tried with bash-completion; jq reads the JSON outputs
     chromium debootstrap bash-completion jq
+    # a single-node Slurm cluster on localhost for `submit --slurm` and `gather`
+    # (tests/integration/test_slurm_submit.sh starts and stops its own daemons)
+    slurm-wlm munge
   )
 fi
 
