@@ -39,6 +39,9 @@ if $tests; then
     # the completion tried with bash-completion; jq reads the JSON outputs; python3-yaml
     # reads the CI job file
     chromium debootstrap bash-completion jq python3-yaml
+    # a single-node Slurm cluster on localhost for `submit --slurm` and `gather`
+    # (tests/integration/test_slurm_submit.sh starts and stops its own daemons)
+    slurm-wlm munge
   )
 fi
 

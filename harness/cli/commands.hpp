@@ -15,6 +15,7 @@ struct Context {
   std::filesystem::path repo_dir;         // the data: workloads/fio, configs/, kernel-patches/, results-schema/
                                           // (the source tree, or <prefix>/share/ksandwich installed)
   std::filesystem::path agent;            // ksandwich-agent
+  std::filesystem::path ksandwich;        // this binary, for the jobs `submit` hands to Slurm
   int exit_code = 0;                      // set by the subcommand that ran
 };
 
@@ -39,6 +40,8 @@ void set_history_command(CLI::App& app, Context& context);
 void set_trend_command(CLI::App& app, Context& context);
 void set_junit_command(CLI::App& app, Context& context);
 void set_cleanup_command(CLI::App& app, Context& context);
+void set_series_command(CLI::App& app, Context& context);
+void set_submit_commands(CLI::App& app, Context& context);  // submit and gather
 
 // --tested-by and --in-reply-to, shared by `run` and `report` (defined in report.cpp).
 void add_reply_options(CLI::App* cmd, report::Options& reply);

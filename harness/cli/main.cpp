@@ -43,7 +43,7 @@ fs::path find_data_dir() {
 // The subcommands that read the data directory refuse to start without it (exit 2).
 void require_data_dir(const CLI::App& app, const fs::path& data_dir) {
   bool needed = false;
-  for (auto name : {"run", "calibrate", "nightly", "build"}) needed = needed || app.got_subcommand(name);
+  for (auto name : {"run", "calibrate", "nightly", "build", "series", "submit"}) needed = needed || app.got_subcommand(name);
   if (!needed || holds_data(data_dir)) return;
   auto dirs = ks::join(ks::split(KSANDWICH_DATA_DIRS, ':'), ", ");
   if (getenv("KSANDWICH_HOME"))
@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   context.command_line.assign(argv, argv + argc);
   context.repo_dir = find_data_dir();
   context.agent = find_agent();
+  context.ksandwich = self_dir() / "ksandwich";
 
   ks::cli::set_run_command(app, context);
   ks::cli::set_doctor_command(app, context);
@@ -98,6 +99,8 @@ int main(int argc, char** argv) {
   ks::cli::set_trend_command(app, context);
   ks::cli::set_junit_command(app, context);
   ks::cli::set_cleanup_command(app, context);
+  ks::cli::set_series_command(app, context);
+  ks::cli::set_submit_commands(app, context);
   set_build_command(app, context);
   app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
 

@@ -1,0 +1,104 @@
+// `ksandwich series EXPERIMENT --mbox FILE`: a patch series as N adjacent comparisons.
+// Writes DIR/patches/ (one file per patch), DIR/experiments/<name>-pNN.json and
+// DIR/series.json; `ksandwich submit --slurm DIR` or `ksandwich run` runs them, and
+// `ksandwich gather DIR` makes the table of what each patch adds.
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "experiment/experiment.hpp"
+#include "kernel/kbuild.hpp"
+#include "kernel/series.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The experiment as JSON with every relative file it names (source, config base,
+// fragments, the control's patches) made absolute the way a build resolves it, so the
+// series' experiments, written elsewhere, name the same files.
+json absolute_base(const experiment::Experiment& e, const fs::path& file, const fs::path& repo_dir) {
+  auto r = kernel::request_for_arm(e, "control", repo_dir, file.parent_path());
+  json base = e.raw;
+  if (base.contains("source") && base["source"].contains("path")) base["source"]["path"] = r.source.path;
+  if (base.contains("config")) {
+    if (base["config"].contains("base")) base["config"]["base"] = r.config.base;
+    if (base["config"].contains("fragments")) base["config"]["fragments"] = r.config.fragments;
+  }
+  if (base.contains("arms") && base["arms"].contains("control") && base["arms"]["control"].contains("patches"))
+    base["arms"]["control"]["patches"] = r.patches;
+  return base;
+}
+
+}  // namespace
+
+void set_series_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand(
+      "series", "split a patch series (an mbox) into N experiments: experiment k compares base + patches "
+                "1..k-1 with base + patches 1..k, so each measures what patch k adds");
+  struct Args {
+    std::string experiment, mbox, out;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("experiment", args->experiment,
+                  "the base experiment (backend qemu): its source, config, workloads and its control "
+                  "arm's patches are the base")->required();
+  cmd->add_option("--mbox", args->mbox, "the series: a mailbox (git format-patch --stdout, lore's t.mbox)")
+      ->required();
+  cmd->add_option("--out", args->out, "directory to write (default results/<name>-series-<time>)");
+  cmd->callback([args, &context] {
+    auto o = fresh_run_options(args->experiment, args->out, "-series");
+    if (!fs::is_regular_file(o.experiment_file))
+      throw UserError("experiment " + args->experiment + " is not a file", "pass an experiment such as configs/experiments/default.json");
+    auto e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+    if (e.backend != "qemu")
+      throw UserError("a series compares kernels, but " + args->experiment + " runs on the host backend",
+                      "use an experiment with \"backend\": \"qemu\" (configs/experiments/default.json)");
+    check_json_file(o.experiment_file, "experiment");
+    auto mbox = fs::absolute(args->mbox).lexically_normal();
+    if (!fs::is_regular_file(mbox))
+      throw UserError("mailbox " + args->mbox + " is not a file", "save the series with `git format-patch --stdout` or b4");
+    auto text = read_file(mbox);
+    auto patches = kernel::split_series(text, args->mbox);
+    if (fs::exists(o.out_dir / kernel::kSeriesManifestName))
+      throw UserError(o.out_dir.string() + " already holds a series", "choose another --out");
+
+    auto base = absolute_base(e, o.experiment_file, context.repo_dir);
+    kernel::SeriesManifest manifest{o.experiment_file.string(), mbox.string(), sha256_hex(text), {}};
+    fs::create_directories(o.out_dir / "patches");
+    fs::create_directories(o.out_dir / "experiments");
+    std::vector<std::string> paths;
+    for (auto& p : patches) {
+      paths.push_back((o.out_dir / "patches" / p.name).string());
+      write_file_atomic(paths.back(), p.text);
+    }
+    int n = static_cast<int>(patches.size());
+    for (int k = 1; k <= n; ++k) {
+      auto exp = kernel::series_experiment(base, paths, k);
+      experiment::parse(exp);  // what run will read must be an experiment
+      auto name = exp["name"].get<std::string>();
+      auto& p = patches[static_cast<size_t>(k - 1)];
+      kernel::SeriesStep step{k, p.subject, "", "patches/" + p.name, "experiments/" + name + ".json", name};
+      auto parsed = kernel::parse_patch_file(p.text, p.name);
+      step.message_id = parsed.patches.at(0).message_id;
+      write_file_atomic(o.out_dir / step.experiment, exp.dump(2) + "\n");
+      manifest.steps.push_back(step);
+    }
+    write_file_atomic(o.out_dir / kernel::kSeriesManifestName, json(manifest).dump(2) + "\n");
+
+    fmt::print("series of {} patch{} on {} -> {}\n", n, n == 1 ? "" : "es", e.name, o.out_dir.string());
+    for (auto& s : manifest.steps) fmt::print("  {:>2}  {:<28} {}\n", s.index, s.name, s.subject);
+    fmt::print("\nrun them on one machine:\n");
+    for (auto& s : manifest.steps)
+      fmt::print("  ksandwich run {} --out {}\n", (o.out_dir / s.experiment).string(),
+                 (o.out_dir / "results" / s.name).string());
+    fmt::print("or on a Slurm cluster:  ksandwich submit --slurm {}\n", o.out_dir.string());
+    fmt::print("then the table:         ksandwich gather {}\n", o.out_dir.string());
+  });
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,243 @@
+// `ksandwich submit --slurm EXP...|SERIES_DIR` and `ksandwich gather DIR`: the
+// experiments fanned out as Slurm jobs (cluster/slurm.hpp), then their bundles collected
+// into one report (report/gather.hpp).
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "analysis/analyze.hpp"
+#include "cli/commands.hpp"
+#include "cluster/slurm.hpp"
+#include "kernel/series.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "proc/runner.hpp"
+#include "report/gather.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The typed JSON file at PATH (WHAT names it in the message), nullopt when there is none.
+template <class T>
+std::optional<T> read_typed(const fs::path& path, const std::string& what, const std::string& hint) {
+  if (!fs::is_regular_file(path)) return std::nullopt;
+  check_json_file(path, what);
+  try {
+    return json::parse(read_file(path)).get<T>();
+  } catch (const json::exception& e) {
+    throw UserError(path.string() + " is not a " + what + ": " + e.what(), hint);
+  }
+}
+
+std::optional<kernel::SeriesManifest> read_series(const fs::path& dir) {
+  return read_typed<kernel::SeriesManifest>(dir / kernel::kSeriesManifestName, "series manifest",
+                                            "make the directory again with `ksandwich series EXPERIMENT --mbox FILE`");
+}
+
+std::optional<cluster::Manifest> read_manifest(const fs::path& dir) {
+  return read_typed<cluster::Manifest>(dir / cluster::kManifestName, "submit manifest",
+                                       "submit again into a new --dir");
+}
+
+void set_submit(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand(
+      "submit", "run experiments (or a `ksandwich series` directory) as Slurm jobs: one job per unique "
+                "kernel build, then one job per experiment on one node after its builds");
+  struct Args {
+    bool slurm = false;
+    std::string partition, dir;
+    std::vector<std::string> sbatch_args, inputs;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_flag("--slurm", args->slurm, "submit to Slurm with sbatch (the one scheduler there is)");
+  cmd->add_option("--partition", args->partition, "the Slurm partition of every job");
+  cmd->add_option("--sbatch-arg", args->sbatch_args,
+                  "another sbatch option for every job, e.g. --sbatch-arg=--time=60 (repeatable)");
+  cmd->add_option("--dir", args->dir,
+                  "submit directory on a shared path: logs/, results/<name>/, submit.json (default: the "
+                  "series directory, else results/submit-<time>)");
+  cmd->add_option("inputs", args->inputs, "experiment files, or one directory written by `ksandwich series`")
+      ->required();
+  cmd->callback([args, &context] {
+    if (!args->slurm)
+      throw UserError("submit needs a scheduler", "add --slurm (Slurm is the one scheduler ksandwich submits to)");
+    if (!proc::have_program("sbatch"))
+      throw UserError("sbatch is not installed on this machine",
+                      "run submit on a Slurm login node (Debian: apt-get install slurm-client)");
+    std::vector<cluster::ExperimentInput> inputs;
+    std::optional<kernel::SeriesManifest> series;
+    fs::path dir;
+    if (args->inputs.size() == 1 && fs::is_directory(args->inputs[0])) {
+      auto series_dir = fs::absolute(args->inputs[0]).lexically_normal();
+      series = read_series(series_dir);
+      if (!series)
+        throw UserError(args->inputs[0] + " holds no " + kernel::kSeriesManifestName,
+                        "name experiment files, or a directory written by `ksandwich series`");
+      dir = series_dir;
+      for (auto& s : series->steps) {
+        auto in = cluster::read_input(series_dir / s.experiment, context.repo_dir);
+        in.patch_index = s.index;
+        in.patch_subject = s.subject;
+        inputs.push_back(std::move(in));
+      }
+    } else {
+      for (auto& file : args->inputs) {
+        check_json_file(file, "experiment");
+        inputs.push_back(cluster::read_input(file, context.repo_dir));
+      }
+      auto stamp = now_utc_iso8601();
+      std::erase(stamp, ':');
+      dir = fs::absolute(args->dir.empty() ? fs::path("results") / ("submit-" + stamp) : fs::path(args->dir))
+                .lexically_normal();
+    }
+    if (!args->dir.empty()) dir = fs::absolute(args->dir).lexically_normal();
+    check_output_dir(dir, "--dir");
+    if (fs::exists(dir / cluster::kManifestName))
+      throw UserError(dir.string() + " was submitted already (it holds " + cluster::kManifestName + ")",
+                      "`ksandwich gather " + dir.string() + "` collects it; submit again with another --dir");
+
+    std::vector<std::string> options;
+    if (!args->partition.empty()) options.push_back("--partition=" + args->partition);
+    options.insert(options.end(), args->sbatch_args.begin(), args->sbatch_args.end());
+    auto jobs = cluster::plan_jobs(inputs, context.ksandwich, dir);
+
+    fs::create_directories(dir / "logs");
+    fs::create_directories(dir / "results");
+    auto script = dir / cluster::kJobScriptName;
+    write_file_atomic(script, "#!/bin/sh\n# One ksandwich job: the command is this script's arguments.\nexec \"$@\"\n");
+    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+    cluster::submit(jobs, options, dir);
+
+    cluster::Manifest m;
+    m.submitted_at = now_utc_iso8601();
+    m.dir = dir.string();
+    m.series = series.has_value();
+    m.sbatch_options = options;
+    for (auto& in : inputs)
+      m.experiments.push_back({in.name, in.file.string(), (dir / "results" / in.name).string(), in.patch_index,
+                               in.patch_subject});
+    m.jobs = jobs;
+    write_file_atomic(dir / cluster::kManifestName, json(m).dump(2) + "\n");
+
+    bool builds = false;
+    for (auto& j : jobs) {
+      fmt::print("{:<8} {:<6} {}\n", j.job_id, j.kind, j.name);
+      builds = builds || j.kind == "build";
+    }
+    if (builds)
+      fmt::print("kernels are built into {}: every node must see the same directory (a shared path)\n",
+                 getenv("KSANDWICH_CACHE") ? getenv("KSANDWICH_CACHE") : "/var/cache/ksandwich ($KSANDWICH_CACHE unset)");
+    fmt::print("submitted {} job{} from {}; collect with: ksandwich gather {}\n", jobs.size(),
+               jobs.size() == 1 ? "" : "s", dir.string(), dir.string());
+  });
+}
+
+void set_gather(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand(
+      "gather", "wait for the jobs of a `submit` directory (or read a `series` directory) and collect their "
+                "bundles into one report; exit code as `run`'s, over every run");
+  struct Args {
+    std::string dir, format = "text";
+    bool no_wait = false;
+    double timeout_min = 24 * 60, poll_s = 10;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("dir", args->dir, "a directory written by `submit` (submit.json) or `series` (series.json)")
+      ->required();
+  cmd->add_flag("--no-wait", args->no_wait,
+                "report the jobs' states now (squeue, sacct) and what has finished; exit 4 while jobs remain");
+  cmd->add_option("--timeout", args->timeout_min, "minutes to wait for the jobs (default 1440)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--poll", args->poll_s, "seconds between looks at the queue (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--format", args->format, "text | markdown | json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  cmd->callback([args, &context] {
+    auto dir = fs::absolute(args->dir).lexically_normal();
+    auto manifest = read_manifest(dir);
+    auto series = read_series(dir);
+    if (!manifest && !series)
+      throw UserError(args->dir + " holds neither " + cluster::kManifestName + " nor " + kernel::kSeriesManifestName,
+                      "name the directory `ksandwich submit` or `ksandwich series` wrote");
+
+    std::map<std::string, std::string> states;  // experiment name -> its run job's state
+    bool pending = false;
+    if (manifest) {
+      std::vector<std::string> ids;
+      for (auto& j : manifest->jobs) ids.push_back(j.job_id);
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::milliseconds(static_cast<long>(args->timeout_min * 60000));
+      std::map<std::string, std::string> by_id;
+      for (;;) {
+        by_id = cluster::job_states(ids);
+        pending = false;
+        for (auto& [id, state] : by_id) pending = pending || (!cluster::is_final_state(state) && state != "UNKNOWN");
+        if (!pending || args->no_wait || std::chrono::steady_clock::now() > deadline) break;
+        proc::throw_if_interrupted();
+        std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(args->poll_s * 1000)));
+      }
+      if (args->no_wait || pending) {
+        for (auto& j : manifest->jobs)
+          fmt::print(stderr, "{:<8} {:<11} {:<6} {}\n", j.job_id, by_id[j.job_id], j.kind, j.name);
+      }
+      if (pending && !args->no_wait)
+        fmt::print(stderr, "ksandwich: gave up waiting after {} minutes; what finished follows\n", args->timeout_min);
+      for (auto& j : manifest->jobs)
+        if (j.kind == "run") states[j.experiment] = by_id[j.job_id];
+    }
+
+    std::vector<report::GatheredRun> runs;
+    auto add = [&](const std::string& name, const fs::path& out, int index, const std::string& subject) {
+      report::GatheredRun r;
+      r.name = name;
+      r.out_dir = out.string();
+      r.state = states.count(name) ? states[name] : "";
+      r.patch_index = index;
+      r.patch_subject = subject;
+      auto bundle = out / "bundle.json";
+      if (!fs::exists(bundle) && fs::exists(out / pipeline::kCompressedBundleName))
+        bundle = out / pipeline::kCompressedBundleName;  // what a mail or an archive kept
+      if (!fs::exists(bundle)) {
+        r.problem = "no bundle in " + out.string();
+        if (manifest && !cluster::is_final_state(states[name])) r.problem += " (its job has not finished)";
+        if (manifest)
+          for (auto& j : manifest->jobs)
+            if (j.experiment == name) r.problem += "; see " + j.log;
+      } else {
+        try {
+          check_json_file(bundle, "bundle");
+          r.bundle = pipeline::load_bundle(bundle);
+          r.exit_code = analysis::exit_code_for(*r.bundle);
+        } catch (const UserError& e) {
+          r.problem = e.what();
+        }
+      }
+      runs.push_back(std::move(r));
+    };
+    if (manifest)
+      for (auto& e : manifest->experiments) add(e.name, e.out_dir, e.patch_index, e.patch_subject);
+    else
+      for (auto& s : series->steps) add(s.name, dir / "results" / s.name, s.index, s.subject);
+
+    bool is_series = manifest ? manifest->series : true;
+    for (auto [format, file] : {std::pair{"text", "report.txt"}, {"markdown", "report.md"}, {"json", "report.json"}})
+      write_file_atomic(dir / file, report::render_gathered(runs, is_series, format));
+    fmt::print("{}", report::render_gathered(runs, is_series, args->format));
+    context.exit_code = pending ? 4 : report::gathered_exit_code(runs);
+  });
+}
+
+}  // namespace
+
+void set_submit_commands(CLI::App& app, Context& context) {
+  set_submit(app, context);
+  set_gather(app, context);
+}
+
+}  // namespace ks::cli

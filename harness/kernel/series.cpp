@@ -1,0 +1,92 @@
+#include "kernel/series.hpp"
+
+#include <cctype>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::kernel {
+namespace {
+
+// "[PATCH v2 3/7] btrfs: drop the lock" -> "btrfs-drop-the-lock" (what format-patch names).
+std::string slug(const std::string& subject) {
+  std::string_view s = subject;
+  while (!s.empty() && (s.front() == ' ' || s.front() == '[')) {
+    if (s.front() == '[') {
+      auto close = s.find(']');
+      if (close == std::string_view::npos) break;
+      s.remove_prefix(close + 1);
+    } else {
+      s.remove_prefix(1);
+    }
+  }
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+    if (out.size() >= 52) break;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "patch" : out;
+}
+
+std::string pad(int k, int n) {
+  auto width = std::to_string(n).size();
+  auto s = std::to_string(k);
+  return std::string(width > s.size() ? width - s.size() : 0, '0') + s;
+}
+
+}  // namespace
+
+std::vector<SeriesPatchFile> split_series(std::string_view mbox_text, const std::string& origin) {
+  auto set = parse_patch_file(mbox_text, origin);
+  std::vector<SeriesPatchFile> out;
+  for (auto& p : set.patches) {
+    SeriesPatchFile f;
+    f.index = p.index;
+    f.subject = p.subject;
+    auto number = std::to_string(p.index);
+    f.name = std::string(4 - std::min<size_t>(4, number.size()), '0') + number + "-" + slug(p.subject) + ".patch";
+    // Header values are single lines here (the parser unfolded them).
+    f.text = "From ksandwich-series Mon Sep 17 00:00:00 2001\n";
+    if (!p.author.empty()) f.text += "From: " + p.author + "\n";
+    if (!p.date.empty()) f.text += "Date: " + p.date + "\n";
+    f.text += "Subject: " + p.subject + "\n";
+    if (!p.message_id.empty()) f.text += "Message-ID: " + p.message_id + "\n";
+    f.text += "\n" + p.text;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string series_experiment_name(const std::string& base_name, int k, int n) {
+  return base_name + "-p" + pad(k, std::max(n, 10));
+}
+
+nlohmann::json series_experiment(const nlohmann::json& base, const std::vector<std::string>& patch_paths,
+                                 int k) {
+  int n = static_cast<int>(patch_paths.size());
+  if (k < 1 || k > n) throw UserError("series: patch " + std::to_string(k) + " of " + std::to_string(n) + " does not exist");
+  nlohmann::json e = base;
+  std::vector<std::string> below;
+  if (base.contains("arms") && base["arms"].contains("control") && base["arms"]["control"].contains("patches"))
+    below = base["arms"]["control"]["patches"].get<std::vector<std::string>>();
+  below.insert(below.end(), patch_paths.begin(), patch_paths.begin() + (k - 1));
+  auto above = below;
+  above.push_back(patch_paths[static_cast<size_t>(k - 1)]);
+  auto control = base.value("arms", nlohmann::json::object()).value("control", nlohmann::json::object());
+  e["arms"]["control"] = control;
+  e["arms"]["control"]["patches"] = below;
+  e["arms"]["patched"] = control;
+  e["arms"]["patched"]["patches"] = above;
+  e["name"] = series_experiment_name(base.value("name", std::string("series")), k, n);
+  e["description"] = "patch " + std::to_string(k) + " of " + std::to_string(n) +
+                     " of a series: base + patches 1.." + std::to_string(k - 1) + " against base + patches 1.." +
+                     std::to_string(k) + " (what patch " + std::to_string(k) + " adds)";
+  return e;
+}
+
+}  // namespace ks::kernel

@@ -1,0 +1,84 @@
+# A single-node Slurm cluster on localhost for tests, sourced by test_slurm_*.sh.
+# slurm_cluster_start DIR: munged, slurmctld and slurmd as root, every file under DIR,
+# cgroup-free (proctrack/linuxproc, task/none), ports picked free; exports SLURM_CONF.
+# slurm_cluster_stop: kills the daemons it started (by pid) and waits for them.
+
+slurm_free_port() {
+  local port
+  for port in $(shuf -i 20000-60000 -n 50); do
+    if ! ss -Htln "sport = :$port" | grep -q .; then echo "$port"; return; fi
+  done
+  return 1
+}
+
+slurm_cluster_start() {
+  local dir=$1 node
+  node=$(hostname -s)
+  mkdir -p "$dir"/{munge,state,spool,log}
+  chmod 700 "$dir/munge"
+  dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+  chmod 400 "$dir/munge/munge.key"
+  munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock" \
+    --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
+    --seed-file="$dir/munge/munged.seed" || return 1
+  SLURM_CLUSTER_PIDS="$(cat "$dir/munge/munged.pid")"
+  local ctld_port slurmd_port
+  ctld_port=$(slurm_free_port) && slurmd_port=$(slurm_free_port) || return 1
+  cat >"$dir/slurm.conf" <<CONF
+ClusterName=kstest
+SlurmctldHost=$node(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.sock
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/backfill
+MinJobAge=3600
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
+CONF
+  export SLURM_CONF=$dir/slurm.conf
+  slurmctld -f "$SLURM_CONF" || return 1
+  slurmd -f "$SLURM_CONF" -N "$node" || return 1
+  local i
+  for i in $(seq 1 60); do
+    [ -s "$dir/slurmctld.pid" ] && [ -s "$dir/slurmd.pid" ] && break
+    sleep 0.5
+  done
+  SLURM_CLUSTER_PIDS="$SLURM_CLUSTER_PIDS $(cat "$dir/slurmctld.pid" 2>/dev/null) $(cat "$dir/slurmd.pid" 2>/dev/null)"
+  for i in $(seq 1 60); do
+    if sinfo -h -N -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; then return 0; fi
+    sleep 0.5
+  done
+  echo "slurm node never became idle:" >&2
+  sinfo -N >&2 || true
+  tail -n 20 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+  return 1
+}
+
+slurm_cluster_stop() {
+  local pid
+  for pid in $SLURM_CLUSTER_PIDS; do kill "$pid" 2>/dev/null || true; done
+  for pid in $SLURM_CLUSTER_PIDS; do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  SLURM_CLUSTER_PIDS=
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `ksandwich series` on a real `git format-patch` mailbox: the patch files, the adjacent
+# experiments and series.json; then `gather` on the series directory with real bundles
+# placed where two of the runs would write theirs (no kernel is built here).
+set -u
+ks="$KS_BINARY_DIR/bin/ksandwich"
+data="$KS_SOURCE_DIR/tests/data"
+for program in git jq; do
+  command -v "$program" >/dev/null || { echo "SKIPPED: $program is not installed (tools/setup.sh --tests)"; exit 77; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passes=0 failures=0
+check() {  # NAME COMMAND...: passes when COMMAND exits 0
+  local name=$1
+  shift
+  if "$@"; then echo "ok   $name"; passes=$((passes + 1)); else echo "FAIL $name"; failures=$((failures + 1)); fi
+}
+
+repo="$tmp/linux"
+g() { git -C "$repo" -c user.name="Jane Dev" -c user.email=jane@example.org -c commit.gpgsign=false "$@"; }
+mkdir -p "$repo/fs/btrfs" && g init -q
+printf 'int a;\n' >"$repo/fs/btrfs/reflink.c" && g add . && g commit -qm base
+for subject in "btrfs: take the lock earlier" "btrfs: check the range twice" "btrfs: drop the extra flush"; do
+  echo "int ${#subject};" >>"$repo/fs/btrfs/reflink.c" && g commit -qam "$subject"
+done
+g format-patch -q --stdout --cover-letter --thread -3 >"$tmp/series.mbox"
+
+out="$tmp/series"
+"$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$tmp/series.mbox" --out "$out" >"$tmp/series.out"
+check "series exits 0" test $? -eq 0
+cat "$tmp/series.out"
+check "series.json lists the three patches in order, each with its experiment" \
+  jq -e '(.steps | length == 3) and (.steps | map(.index) == [1, 2, 3])
+         and (.steps[1].subject | test("2/3\\] btrfs: check the range twice"))
+         and (.steps | map(.name) == ["default-p01", "default-p02", "default-p03"])' "$out/series.json"
+check "experiment 3: control has patches 1-2, patched 1-3, after the base's own" \
+  jq -e --arg p "$out/patches" '
+    (.arms.control.patches | length) == (.arms.patched.patches | length) - 1
+    and (.arms.patched.patches[-3:] == [$p + "/0001-btrfs-take-the-lock-earlier.patch",
+                                         $p + "/0002-btrfs-check-the-range-twice.patch",
+                                         $p + "/0003-btrfs-drop-the-extra-flush.patch"])
+    and (.arms.control.patches == .arms.patched.patches[:-1])' "$out/experiments/default-p03.json"
+check "every base file named is absolute (the experiments live elsewhere)" \
+  jq -e -s 'all(.[]; all(.arms[].patches[]; startswith("/")))' "$out"/experiments/*.json
+check "each patch file is one patch that applies to the history's parent" \
+  bash -c 'cd "$0" && git checkout -q HEAD~3 && for p in "$1"/patches/*.patch; do git apply --check "$p" && git apply "$p" || exit 1; done' \
+  "$repo" "$out"
+check "a host experiment is refused (exit 2): a series compares kernels" \
+  bash -c '"$0" series "$1" --mbox "$2" --out "$3" 2>/dev/null; test $? -eq 2' \
+  "$ks" "$KS_SOURCE_DIR/configs/experiments/host-clone.json" "$tmp/series.mbox" "$tmp/other"
+
+# Two runs "finished": real bundles where `run --out results/<name>` writes them.
+mkdir -p "$out/results/default-p01" "$out/results/default-p02"
+cp "$data/bundles/qemu-confirm.json" "$out/results/default-p01/bundle.json"
+cp "$data/default-confirm.bundle.json.gz" "$out/results/default-p02/bundle.json.gz"
+"$ks" gather "$out" --format json >"$tmp/gather.json"
+code=$?
+check "gather exits 3: patch 3 left no bundle" test "$code" -eq 3
+check "gather's series table: patches 1 and 2 measured, 3 not" \
+  jq -e '(.series.steps | map(.index) | unique == [1, 2]) and .series.unmeasured == [3]' "$tmp/gather.json"
+largest=$(jq '[.series.steps[] | select(.workload == "clone") | .cost_pct] | max' "$tmp/gather.json")
+named=$(jq '.series.costliest[] | select(.workload == "clone") | .index' "$tmp/gather.json")
+check "the patch named most expensive for clone has the largest clone cost ($largest%)" \
+  jq -e --argjson c "$largest" '.series.costliest[] | select(.workload == "clone") | .cost_pct == $c' "$tmp/gather.json"
+check "cost is the change signed so + is worse (IOPS down is a cost)" \
+  jq -e 'all(.series.steps[]; if .metric == "iops" then .cost_pct == -.change_pct else .cost_pct == .change_pct end)' \
+  "$tmp/gather.json"
+check "gather wrote report.txt naming the most expensive patch" grep -q "most expensive for clone: patch $named " "$out/report.txt"
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]

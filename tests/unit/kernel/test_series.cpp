@@ -1,0 +1,100 @@
+// A patch series split into adjacent comparisons, on a real `git format-patch` mailbox
+// made here from a three-commit history.
+#include <catch2/catch.hpp>
+
+#include "experiment/experiment.hpp"
+#include "kernel/series.hpp"
+#include "proc/runner.hpp"
+#include "support/paths.hpp"
+#include "support/skip.hpp"
+#include "support/temp_dir.hpp"
+#include "util/files.hpp"
+
+using namespace ks::kernel;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string git(const fs::path& repo, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=Jane Dev", "-c",
+                             "user.email=jane@example.org", "-c", "commit.gpgsign=false"});
+  auto r = ks::proc::run_checked(ks::proc::command(args, std::chrono::seconds(30)));
+  return r.out;
+}
+
+// base + three commits to fs/btrfs/reflink.c; the mailbox of the three, with a cover letter.
+std::string format_patch_mbox(const fs::path& repo) {
+  git(repo, {"init", "-q"});
+  fs::create_directories(repo / "fs/btrfs");
+  std::string text = "int a;\nint b;\nint c;\n";
+  ks::write_file(repo / "fs/btrfs/reflink.c", text);
+  git(repo, {"add", "."});
+  git(repo, {"commit", "-q", "-m", "base"});
+  const char* subjects[] = {"btrfs: take the lock earlier", "btrfs: check the range twice",
+                            "btrfs: drop the extra flush"};
+  for (int i = 0; i < 3; ++i) {
+    text += "int patch" + std::to_string(i + 1) + ";\n";
+    ks::write_file(repo / "fs/btrfs/reflink.c", text);
+    git(repo, {"commit", "-q", "-a", "-m", subjects[i]});
+  }
+  return git(repo, {"format-patch", "--stdout", "--cover-letter", "--thread", "-3"});
+}
+
+nlohmann::json qemu_base() {
+  auto base = nlohmann::json::parse(ks::read_file(ks::test::source_dir() / "configs/experiments/default.json"));
+  base["arms"]["control"]["patches"] = {"/abs/base-fix.patch"};
+  return base;
+}
+
+}  // namespace
+
+TEST_CASE("a git format-patch series splits into one mailbox file per patch, in series order") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "git is not installed (apt-get install git)");
+  ks::test::TempDir tmp("ks-series");
+  auto mbox = format_patch_mbox(tmp.path);
+  auto files = split_series(mbox, "series.mbox");
+  REQUIRE(files.size() == 3);  // the cover letter carries no diff
+  CHECK(files[0].name == "0001-btrfs-take-the-lock-earlier.patch");
+  CHECK(files[2].name == "0003-btrfs-drop-the-extra-flush.patch");
+  auto original = parse_patch_file(mbox, "series.mbox");
+  for (size_t i = 0; i < files.size(); ++i) {
+    CHECK(files[i].index == static_cast<int>(i) + 1);
+    // Each file is one patch whose diff and identity are the series' patch i.
+    auto alone = parse_patch_file(files[i].text, files[i].name);
+    REQUIRE(alone.patches.size() == 1);
+    // The same diff (the text around it may differ by the blank lines a mailbox adds).
+    auto diff = [](const std::string& t) { return ks::trim(t.substr(t.find("diff --git"))); };
+    CHECK(diff(alone.patches[0].text) == diff(original.patches[i].text));
+    CHECK(alone.patches[0].files == original.patches[i].files);
+    CHECK(alone.patches[0].subject == original.patches[i].subject);
+    CHECK(alone.patches[0].message_id == original.patches[i].message_id);
+    CHECK(alone.patches[0].author == original.patches[i].author);
+  }
+  CHECK(files[1].subject.find("2/3] btrfs: check the range twice") != std::string::npos);
+}
+
+TEST_CASE("experiment k of a series compares base + patches 1..k-1 with base + patches 1..k") {
+  std::vector<std::string> paths = {"/s/p/0001-a.patch", "/s/p/0002-b.patch", "/s/p/0003-c.patch"};
+  auto base = qemu_base();
+  auto first = series_experiment(base, paths, 1);
+  CHECK(first["arms"]["control"]["patches"] == nlohmann::json{"/abs/base-fix.patch"});
+  CHECK(first["arms"]["patched"]["patches"] == nlohmann::json{"/abs/base-fix.patch", "/s/p/0001-a.patch"});
+  auto third = series_experiment(base, paths, 3);
+  CHECK(third["arms"]["control"]["patches"] ==
+        nlohmann::json{"/abs/base-fix.patch", "/s/p/0001-a.patch", "/s/p/0002-b.patch"});
+  CHECK(third["arms"]["patched"]["patches"] ==
+        nlohmann::json{"/abs/base-fix.patch", "/s/p/0001-a.patch", "/s/p/0002-b.patch", "/s/p/0003-c.patch"});
+  // Adjacent: what step k's patched arm builds is step k+1's control.
+  CHECK(series_experiment(base, paths, 2)["arms"]["patched"]["patches"] == third["arms"]["control"]["patches"]);
+  CHECK(third["name"] == base["name"].get<std::string>() + "-p03");
+  CHECK(third["workloads"] == base["workloads"]);
+  // Every step is an experiment `run` accepts.
+  for (int k = 1; k <= 3; ++k) CHECK_NOTHROW(ks::experiment::parse(series_experiment(base, paths, k)));
+  CHECK_THROWS(series_experiment(base, paths, 4));
+  CHECK_THROWS(series_experiment(base, paths, 0));
+}
+
+TEST_CASE("series experiment names sort in series order") {
+  CHECK(series_experiment_name("x", 3, 5) == "x-p03");
+  CHECK(series_experiment_name("x", 12, 120) == "x-p012");
+}
