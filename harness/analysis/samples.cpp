@@ -23,7 +23,9 @@ std::optional<double> canary_ns(const evidence::Row& r) {
 bool clocks_disagreed(const evidence::Row& r) {
   if (!r.extra.is_object()) return false;
   auto clock = r.extra.find("clock");
-  return clock != r.extra.end() && clock->is_object() && clock->value("agree", true) == false;
+  if (clock == r.extra.end() || !clock->is_object()) return false;
+  auto agree = clock->find("agree");
+  return agree != clock->end() && agree->is_boolean() && !agree->get<bool>();
 }
 
 }  // namespace

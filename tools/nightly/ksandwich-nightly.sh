@@ -27,6 +27,8 @@ history=${KSANDWICH_HISTORY:-/var/lib/ksandwich/history.sqlite}
 results=${KSANDWICH_RESULTS:-/var/lib/ksandwich/results}
 out=${KSANDWICH_NIGHT_DIR:-"$results/nightly-$(date -u +%Y-%m-%dT%H%M%SZ)"}
 
+# The service's StateDirectory= makes these; a CI runner's first night may not have them.
+[ "${#dry_run[@]}" -gt 0 ] || mkdir -p "$(dirname "$history")" "$results"
 code=0
 "$ks" nightly "$experiment" --history "$history" --out "$out" "${dry_run[@]}" || code=$?
 if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$out/bundle.json" ]; then
