@@ -71,6 +71,10 @@ struct Run {
   fs::path file = tmp.path / "experiment.json";
   fs::path out = tmp.path / "out";
   std::FILE* progress = stderr;  // where the progress lines go, as to a log (not a terminal)
+  // A run sends its commands' log into its directory; stop that before the directory goes.
+  struct ResetLog {
+    ~ResetLog() { proc::set_command_log(std::nullopt); }
+  } reset;
 
   explicit Run(const json& experiment) { write_file(file, experiment.dump(2)); }
 
@@ -88,9 +92,6 @@ struct Run {
     auto o = options(std::move(backend));
     if (!experiment_file.empty()) o.experiment_file = experiment_file;
     o.resume = resume;
-    struct ResetLog {
-      ~ResetLog() { proc::set_command_log(std::nullopt); }  // the directory goes with the test
-    } reset;
     return pipeline::run(o);
   }
   evidence::Bundle bundle() const { return pipeline::load_bundle(out / "bundle.json"); }
@@ -480,9 +481,6 @@ TEST_CASE("calibrate: an A/A run of the control arm stores each workload's sprea
   auto backend = fake(noisy);
   auto o = run.options(backend);
   o.out_dir = run.tmp.path / "aa";
-  struct ResetLog {
-    ~ResetLog() { proc::set_command_log(std::nullopt); }
-  } reset;
   auto c = pipeline::calibrate(o, 6);
   REQUIRE(c);
   CHECK(backend->points_run.size() == 6);
