@@ -95,21 +95,17 @@ void set_trend_command(CLI::App& app, Context& context) {
                                           "points and the commits between the nights either side");
   struct Args {
     std::string db, experiment, format = "text";
-    uint64_t seed = 1;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--history", args->db, "the history file")->required();
   cmd->add_option("--experiment", args->experiment, "only this experiment");
   cmd->add_option("--format", args->format, "text | markdown | html | json")
       ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
-  cmd->add_option("--seed", args->seed, "seed of the permutation test (default 1)");
   cmd->callback([args, &context] {
     if (!std::filesystem::exists(args->db))
       throw UserError(args->db + " does not exist", "make it with `ksandwich history add`");
     history::Store store(args->db);
-    stats::ChangePointOptions o;
-    o.seed = args->seed;
-    fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment, o), args->format));
+    fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment), args->format));
     context.exit_code = 0;
   });
 }

@@ -141,8 +141,9 @@ std::string svg(const WorkloadTrend& t) {
 }
 
 constexpr const char* kMethod =
-    "Change points: E-divisive means on the nights' log ratios (energy distance, exponent 1), each "
-    "accepted by a permutation test at alpha 0.01 (499 seeded permutations).";
+    "Change points: E-divisive means on the nights' log ratios (energy distance, exponent 1) "
+    "proposes each split; Welch's t test of the two sides accepts it at alpha 0.01, its p "
+    "multiplied by the number of candidate splits.";
 
 }  // namespace
 

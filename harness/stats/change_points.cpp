@@ -1,17 +1,19 @@
 #include "stats/change_points.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
-#include "stats/random.hpp"
+#include "stats/student_t.hpp"
 
 namespace ks::stats {
 namespace {
 
 struct Split {
-  size_t at = 0;   // index into the whole series
-  double q = -1;   // -1: the segment is too short to split
+  size_t at = 0;          // index into the whole series
+  double q = -1;          // -1: the segment is too short to split
+  size_t candidates = 0;  // splits considered (over every segment, for best_over)
 };
 
 // The best split of VALUES[begin, end) by the energy statistic with exponent 1:
@@ -33,10 +35,14 @@ Split best_split(const std::vector<double>& v, size_t begin, size_t end, size_t 
     for (size_t j = t + 1; j < end; ++j) right -= std::fabs(v[t] - v[j]);
     double a = static_cast<double>(t + 1 - begin), b = static_cast<double>(end - t - 1);
     if (a < min_segment || b < min_segment) continue;
+    ++best.candidates;
     double cross = total - left - right;
     double e = 2 * cross / (a * b) - left / (a * (a - 1) / 2) - right / (b * (b - 1) / 2);
     double q = a * b / (a + b) * e;
-    if (q > best.q) best = {t + 1, q};
+    if (q > best.q) {
+      best.at = t + 1;
+      best.q = q;
+    }
   }
   return best;
 }
@@ -44,10 +50,13 @@ Split best_split(const std::vector<double>& v, size_t begin, size_t end, size_t 
 // The best split over every segment between consecutive BOUNDS.
 Split best_over(const std::vector<double>& v, const std::vector<size_t>& bounds, size_t min_segment) {
   Split best;
+  size_t candidates = 0;
   for (size_t k = 0; k + 1 < bounds.size(); ++k) {
     Split s = best_split(v, bounds[k], bounds[k + 1], min_segment);
+    candidates += s.candidates;
     if (s.q > best.q) best = s;
   }
+  best.candidates = candidates;
   return best;
 }
 
@@ -57,29 +66,34 @@ double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
 
 }  // namespace
 
+double welch_p(const std::vector<double>& v, size_t begin, size_t at, size_t end) {
+  auto side = [&](size_t from, size_t to) {
+    const double n = static_cast<double>(to - from), mean = mean_of(v, from, to);
+    double ss = 0;
+    for (size_t i = from; i < to; ++i) ss += (v[i] - mean) * (v[i] - mean);
+    return std::array<double, 3>{n, mean, ss / (n - 1) / n};  // n, mean, squared standard error
+  };
+  const auto [na, ma, sa] = side(begin, at);
+  const auto [nb, mb, sb] = side(at, end);
+  const double se2 = sa + sb;
+  if (!(se2 > 0)) return ma == mb ? 1.0 : 0.0;
+  const double t = std::fabs(mb - ma) / std::sqrt(se2);
+  const double df = se2 * se2 / (sa * sa / (na - 1) + sb * sb / (nb - 1));  // Welch-Satterthwaite
+  return std::min(1.0, 2 * student_t_sf(t, df));
+}
+
 std::vector<ChangePoint> e_divisive_means(const std::vector<double>& series, const ChangePointOptions& o) {
   size_t min_segment = std::max<size_t>(o.min_segment, 2);  // a side needs a pair for its spread
   std::vector<size_t> bounds = {0, series.size()};
   std::vector<ChangePoint> found;
-  Xoshiro256 rng(o.seed);
-  std::vector<double> shuffled(series.size());
   while (true) {
     Split proposal = best_over(series, bounds, min_segment);
     if (proposal.q < 0) break;
-    // Once too many permuted maxima reach the observed one the proposal cannot pass, so the
-    // rest of the permutations would not change the decision.
-    int reached = 0, most = static_cast<int>(std::floor(o.alpha * (1.0 + o.permutations) + 1e-9)) - 1;
-    for (int r = 0; r < o.permutations && reached <= most; ++r) {
-      shuffled = series;
-      for (size_t k = 0; k + 1 < bounds.size(); ++k)  // Fisher-Yates within each segment
-        for (size_t i = bounds[k + 1] - 1; i > bounds[k]; --i)
-          std::swap(shuffled[i], shuffled[bounds[k] + rng.below(i - bounds[k] + 1)]);
-      if (best_over(shuffled, bounds, min_segment).q >= proposal.q) ++reached;
-    }
-    if (reached > most) break;
-    double p = (1.0 + reached) / (1.0 + o.permutations);
     auto at = std::upper_bound(bounds.begin(), bounds.end(), proposal.at);
     size_t begin = *(at - 1), end = *at;
+    const double p = std::min(1.0, welch_p(series, begin, proposal.at, end) *
+                                       static_cast<double>(proposal.candidates));
+    if (p > o.alpha) break;
     found.push_back({proposal.at, p, proposal.q, mean_of(series, begin, proposal.at),
                      mean_of(series, proposal.at, end)});
     bounds.insert(at, proposal.at);
