@@ -20,7 +20,7 @@ namespace {
 struct WorkloadResult {
   evidence::WorkloadAnalysis analysis;
   Judge judge;                            // empty: nothing to decide on
-  std::optional<double> screen_drift_pct;  // screen: drift of the control medians A -> B
+  std::optional<double> screen_drift_pct;  // screen: drift of the control summaries A -> B
   std::vector<evidence::Gate> gates;
 };
 
@@ -38,18 +38,18 @@ double pct_of_log(double log_ratio) { return 100 * (std::exp(log_ratio) - 1); }
 
 struct Arm {
   stats::Groups rounds;
-  std::vector<double> medians, medians_skip_first;
+  std::vector<double> best, best_skip_first;  // each point's best round (point_best)
   bool positive = true;
 };
 
-Arm arm_of(const std::vector<PointSample>& samples, const std::string& arm) {
+Arm arm_of(const std::vector<PointSample>& samples, const std::string& arm, bool higher_is_better) {
   Arm a;
   for (auto& s : samples) {
     if (s.arm != arm) continue;
     a.rounds.push_back(s.values);
-    a.medians.push_back(point_median(s));
-    a.medians_skip_first.push_back(point_median(s, true));
-    a.positive = a.positive && a.medians.back() > 0 && a.medians_skip_first.back() > 0;
+    a.best.push_back(point_best(s, higher_is_better));
+    a.best_skip_first.push_back(point_best(s, higher_is_better, true));
+    a.positive = a.positive && a.best.back() > 0 && a.best_skip_first.back() > 0;
   }
   return a;
 }
@@ -114,44 +114,44 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
     };
   };
 
-  const auto patched = arm_of(samples, options.patched_arm);
-  const auto control = arm_of(samples, options.control_arm);
-  const bool both = !patched.medians.empty() && !control.medians.empty();
+  const auto patched = arm_of(samples, options.patched_arm, spec.higher_is_better);
+  const auto control = arm_of(samples, options.control_arm, spec.higher_is_better);
+  const bool both = !patched.best.empty() && !control.best.empty();
   if (both && !(patched.positive && control.positive))
-    w.notes.push_back("a point median is not positive: no ratio can be estimated");
+    w.notes.push_back("a point's best round is not positive: no ratio can be estimated");
   const bool usable = both && patched.positive && control.positive;
   if (usable)
-    fill_descriptive(w, patched.rounds, control.rounds, patched.medians, control.medians, options,
+    fill_descriptive(w, patched.rounds, control.rounds, patched.best, control.best, options,
                      seed);
 
   if (options.scheme == "confirm") {
     fill_arm_table(w, options.control_arm, options.patched_arm);
-    auto blocks = paired_blocks(points, samples, options.control_arm, options.patched_arm);
+    auto blocks = paired_blocks(points, samples, options.control_arm, options.patched_arm, spec.higher_is_better);
     w.block_ratios = blocks.ratios;
     w.blocks_dropped = blocks.dropped;
     if (!blocks.log_ratios.empty()) {
       w.delta_pct = pct_of_log(stats::mean(blocks.log_ratios));
       const auto skipped =
-          paired_blocks(points, samples, options.control_arm, options.patched_arm, true);
+          paired_blocks(points, samples, options.control_arm, options.patched_arm, spec.higher_is_better, true);
       if (!skipped.log_ratios.empty())
         w.delta_pct_skip_first = pct_of_log(stats::mean(skipped.log_ratios));
       r.judge = bind([d = blocks.log_ratios](const DecisionOptions& o) {
         return decide_paired(d, o);
       });
     }
-    w.control_trend_pct_per_block = control_trend_pct_per_block(samples, options.control_arm);
+    w.control_trend_pct_per_block = control_trend_pct_per_block(samples, options.control_arm, spec.higher_is_better);
   } else {
     if (options.scheme == "compare") {
       fill_arm_table(w, options.control_arm, options.patched_arm);
       if (usable) {
-        w.delta_pct = pct_of_log(mean_log_ratio(patched.medians, control.medians));
+        w.delta_pct = pct_of_log(mean_log_ratio(patched.best, control.best));
         w.delta_pct_skip_first =
-            pct_of_log(mean_log_ratio(patched.medians_skip_first, control.medians_skip_first));
+            pct_of_log(mean_log_ratio(patched.best_skip_first, control.best_skip_first));
       }
     } else {
       fill_sandwich(w, options.control_arm, options.patched_arm);
-      if (usable && control.medians.size() >= 2)
-        r.screen_drift_pct = 100 * (control.medians.back() / control.medians.front() - 1);
+      if (usable && control.best.size() >= 2)
+        r.screen_drift_pct = 100 * (control.best.back() / control.best.front() - 1);
       if (std::fabs(w.drift_pct) > options.drift_bound_pct)
         w.notes.push_back(fmt::format(
             "the control points drifted {:+.2f}%, beyond the {:g}% the experiment expects: "
@@ -159,7 +159,7 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
             w.drift_pct, options.drift_bound_pct));
     }
     if (usable)
-      r.judge = bind([p = stats::logs(patched.medians), c = stats::logs(control.medians)](
+      r.judge = bind([p = stats::logs(patched.best), c = stats::logs(control.best)](
                          const DecisionOptions& o) { return decide_unpaired(p, c, o); });
   }
 

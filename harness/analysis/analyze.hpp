@@ -39,9 +39,9 @@ struct Options {
 
 // Rows marked warmup or carrying an error are excluded from statistics (errors count as
 // failed rounds and fail the semantic gate), as are the rows of failed points.
-// Schemes: screen (A B A: the 000_* table, t on ln point medians, 1 df, drift can make a
+// Schemes: screen (A B A: the 000_* table, t on ln best rounds, 1 df, drift can make a
 // claim INCONCLUSIVE); confirm (paired by block: t on the block log ratios, a block that
-// lost a point dropped whole); compare (two runs: t on ln point medians of two arms).
+// lost a point dropped whole); compare (two runs: t on ln best rounds of two arms).
 // Gates recorded elsewhere (kernel health, direct hit, matched builds) come in
 // `extra_gates`; a failed gate invalidates what it touches (analysis/gates.hpp), and one
 // workload's INVALID never hides another's verdict. While points are still "pending" (and

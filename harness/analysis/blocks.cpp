@@ -8,7 +8,8 @@ namespace ks::analysis {
 
 Blocks paired_blocks(const std::vector<evidence::Point>& points,
                      const std::vector<PointSample>& samples, const std::string& control_arm,
-                     const std::string& patched_arm, bool skip_first) {
+                     const std::string& patched_arm, bool higher_is_better,
+                     bool skip_first) {
   std::map<int, const PointSample*> sample_of;
   for (auto& s : samples) sample_of[s.point] = &s;
   std::map<int, std::vector<const evidence::Point*>> by_block;  // ascending block number
@@ -36,7 +37,7 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
     double sum_log[2] = {0, 0};
     int count[2] = {0, 0};
     int first_point[2] = {-1, -1};
-    double first_median[2] = {0, 0};
+    double first_best[2] = {0, 0};
     for (auto* p : members) {
       const int arm = p->arm == patched_arm ? 1 : 0;
       auto it = sample_of.find(p->id);
@@ -44,15 +45,15 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
         why = fmt::format("no measured round in point {} ({})", p->id, p->arm);
         break;
       }
-      const double median = point_median(*it->second, skip_first);
-      if (!(median > 0)) {
-        why = fmt::format("the median of point {} ({}) is not positive", p->id, p->arm);
+      const double best = point_best(*it->second, higher_is_better, skip_first);
+      if (!(best > 0)) {
+        why = fmt::format("the best round of point {} ({}) is not positive", p->id, p->arm);
         break;
       }
-      sum_log[arm] += std::log(median);
+      sum_log[arm] += std::log(best);
       if (count[arm]++ == 0) {
         first_point[arm] = p->id;
-        first_median[arm] = median;
+        first_best[arm] = best;
       }
     }
     if (why.empty() && count[0] == 0) why = fmt::format("no {} point", control_arm);
@@ -63,7 +64,7 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
     }
     const double d = sum_log[1] / count[1] - sum_log[0] / count[0];
     out.ratios.push_back(
-        {block, first_point[0], first_point[1], first_median[0], first_median[1], std::exp(d)});
+        {block, first_point[0], first_point[1], first_best[0], first_best[1], std::exp(d)});
     out.log_ratios.push_back(d);
   }
   return out;

@@ -1,6 +1,6 @@
 #pragma once
 // The confirm scheme's unit: a block, one point of each arm in a seeded order. Analysed
-// paired by block: d = ln(patched median / control median) within each whole block.
+// paired by block: d = ln(patched / control) of the points' best rounds (point_best) within each whole block.
 #include <string>
 #include <vector>
 
@@ -18,10 +18,11 @@ struct Blocks {
 // A block is whole when every point in it finished and each arm has a point with measured
 // rounds of this workload. A block with a failed point is dropped whole, as is one where an
 // arm lacks data; a block with a pending point is neither used nor dropped (the run goes on).
-// When an arm ran twice in a block, its logs are averaged. `skip_first`: medians without
+// When an arm ran twice in a block, its logs are averaged. `skip_first`: best rounds without
 // each point's first round.
 Blocks paired_blocks(const std::vector<evidence::Point>& points,
                      const std::vector<PointSample>& samples, const std::string& control_arm,
-                     const std::string& patched_arm, bool skip_first = false);
+                     const std::string& patched_arm, bool higher_is_better,
+                     bool skip_first = false);
 
 }  // namespace ks::analysis

@@ -29,7 +29,7 @@ void note_design_limits(evidence::WorkloadAnalysis& w, std::size_t patched_point
   const double floor_p = smallest_possible_p(patched_points, control_points);
   if (floor_p >= 0.05)
     w.notes.push_back(fmt::format(
-        "Mann-Whitney on {} vs {} point medians cannot reach p < 0.05 (smallest possible p "
+        "Mann-Whitney on {} vs {} points (their best rounds) cannot reach p < 0.05 (smallest possible p "
         "{:.3g})",
         patched_points, control_points, floor_p));
   if (w.hodges_lehmann && w.hodges_lehmann->level < 0.95 - 1e-9)
@@ -41,8 +41,8 @@ void note_design_limits(evidence::WorkloadAnalysis& w, std::size_t patched_point
 }  // namespace
 
 void fill_descriptive(evidence::WorkloadAnalysis& w, const stats::Groups& patched,
-                      const stats::Groups& control, const std::vector<double>& patched_medians,
-                      const std::vector<double>& control_medians, const Options& options,
+                      const stats::Groups& control, const std::vector<double>& patched_best,
+                      const std::vector<double>& control_best, const Options& options,
                       uint64_t seed) {
   if (patched.empty() || control.empty()) return;
   const auto vc = stats::variance_components({patched, control});
@@ -50,10 +50,10 @@ void fill_descriptive(evidence::WorkloadAnalysis& w, const stats::Groups& patche
   w.between_point_sd_pct = vc.between_sd_pct();
   w.bootstrap_ci = to_interval(
       stats::bootstrap_ratio(patched, control, options.bootstrap_resamples, seed).interval(0.95));
-  const auto hl = stats::hodges_lehmann(stats::logs(patched_medians), stats::logs(control_medians), 0.95);
+  const auto hl = stats::hodges_lehmann(stats::logs(patched_best), stats::logs(control_best), 0.95);
   w.hodges_lehmann = evidence::Interval{std::exp(hl.estimate), std::exp(hl.low),
                                         std::exp(hl.high), hl.level};
-  const auto mw = stats::mann_whitney_u(patched_medians, control_medians);
+  const auto mw = stats::mann_whitney_u(patched_best, control_best);
   w.mann_whitney_p = mw.p;
   w.mann_whitney_method = stats::to_string(mw.method);
   note_design_limits(w, patched.size(), control.size());

@@ -2,10 +2,10 @@
 // The estimators of statistics.md for one workload, and Holm's correction across workloads.
 //
 // The verdict reads the decision of analysis/decision.hpp: confirm, t on the block log
-// ratios of point medians; screen and compare, t on the ln point medians of the two arms.
+// ratios of the points' best rounds; screen and compare, t on the ln best rounds of the two arms.
 // Everything else here is description: the hierarchical bootstrap (too narrow with few
 // points: on A/A screens its 95% interval excluded 1 in 24-39% of runs), Hodges-Lehmann
-// and Mann-Whitney on the point medians, and the variance components.
+// and Mann-Whitney on the points' best rounds, and the variance components.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -19,11 +19,11 @@
 namespace ks::analysis {
 
 // Fills bootstrap_ci (95%, descriptive), hodges_lehmann, mann_whitney_p (+ method), the
-// variance components, and notes on what the design cannot show. `patched_medians` and
-// `control_medians`: the point medians (all > 0) of the same points as the groups.
+// variance components, and notes on what the design cannot show. `patched_best` and
+// `control_best`: each point's best round (all > 0), the same points as the groups.
 void fill_descriptive(evidence::WorkloadAnalysis& w, const stats::Groups& patched,
-                      const stats::Groups& control, const std::vector<double>& patched_medians,
-                      const std::vector<double>& control_medians, const Options& options,
+                      const stats::Groups& control, const std::vector<double>& patched_best,
+                      const std::vector<double>& control_best, const Options& options,
                       uint64_t seed);
 
 // Copies a decision into the workload: ratio_ci, ratio_ci90, t_test_p, degrees_of_freedom,

@@ -94,10 +94,11 @@ evidence::PointSummary summarize_point(const PointSample& sample) {
           s.max,        s.stddev,   s.mean_skip_first, s.median};
 }
 
-double point_median(const PointSample& sample, bool skip_first) {
-  if (skip_first && sample.values.size() > 1)
-    return stats::median(std::span(sample.values).subspan(1));
-  return stats::median(sample.values);
+double point_best(const PointSample& sample, bool higher_is_better, bool skip_first) {
+  std::span<const double> v(sample.values);
+  if (skip_first && v.size() > 1) v = v.subspan(1);
+  if (v.empty()) return 0;
+  return higher_is_better ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
 }
 
 }  // namespace ks::analysis

@@ -67,15 +67,16 @@ void fill_arm_table(evidence::WorkloadAnalysis& w, const std::string& control_ar
 }
 
 std::optional<double> control_trend_pct_per_block(const std::vector<PointSample>& samples,
-                                                  const std::string& control_arm) {
+                                                  const std::string& control_arm,
+                                                  bool higher_is_better) {
   std::vector<double> x, y;
   std::set<int> blocks;
   for (auto& s : samples) {
     if (s.arm != control_arm) continue;
-    const double median = point_median(s);
-    if (!(median > 0)) return std::nullopt;
+    const double best = point_best(s, higher_is_better);
+    if (!(best > 0)) return std::nullopt;
     x.push_back(s.block);
-    y.push_back(std::log(median));
+    y.push_back(std::log(best));
     blocks.insert(s.block);
   }
   if (blocks.size() < 2) return std::nullopt;

@@ -33,8 +33,9 @@ void fill_arm_table(evidence::WorkloadAnalysis& w, const std::string& control_ar
                     const std::string& patched_arm);
 
 // The control arm's trend over the run: 100 (exp(b) - 1), b the least-squares slope of
-// ln(control point median) on the block number. Nothing with fewer than two blocks.
+// ln(control point's best round) on the block number. Nothing with fewer than two blocks.
 std::optional<double> control_trend_pct_per_block(const std::vector<PointSample>& samples,
-                                                  const std::string& control_arm);
+                                                  const std::string& control_arm,
+                                                  bool higher_is_better);
 
 }  // namespace ks::analysis

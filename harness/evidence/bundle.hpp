@@ -76,7 +76,7 @@ struct PointSummary {
 struct BlockRatio {
   int block = 0;
   int control_point = 0, patched_point = 0;  // ids (the first, if an arm ran twice)
-  double control = 0, patched = 0;           // point medians
+  double control = 0, patched = 0;           // the points' best rounds
   double ratio = 1.0;                        // exp(mean ln patched - mean ln control)
 };
 

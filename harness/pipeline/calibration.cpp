@@ -46,7 +46,10 @@ std::string workload_shape_key(const experiment::Experiment& e, const experiment
              {"rounds", e.rounds},       {"warmup_rounds", e.warmup_rounds},
              {"cpu", e.cpu},             {"storage", {e.storage.kind, e.storage.size_mib, e.storage.mkfs_options,
                                                       e.storage.mount_options}},
-             {"guest", {e.qemu.vcpus, e.qemu.memory_mib}}};
+             {"guest", {e.qemu.vcpus, e.qemu.memory_mib}},
+             // The point summary the spread is of: a calibration of medians (before
+             // 2026-12) does not size a run that reads best rounds.
+             {"point_summary", "best round"}};
   return w.id() + "-" + sha256_hex(shape.dump()).substr(0, 12);
 }
 
@@ -55,14 +58,14 @@ Calibration calibration_from_bundle(const experiment::Experiment& e, const evide
   c.identity = calibration_identity(b);
   c.key = calibration_key(c.identity);
   for (auto& w : e.workloads) {
-    // The point summaries a confirm run's analysis reads: medians of the undisturbed rounds.
-    std::vector<double> log_medians;
+    // The point summaries a confirm run's analysis reads: best undisturbed rounds.
+    std::vector<double> logs;
     for (auto& sample : analysis::measured_samples(b.points, b.rows, w.id(), w.metric()))
       if (sample.arm == "control" && !sample.values.empty())
-        if (double median = analysis::point_median(sample); median > 0) log_medians.push_back(std::log(median));
-    if (log_medians.size() < 2) continue;  // no spread from one point
-    c.workloads[workload_shape_key(e, w)] = {w.metric(), static_cast<int>(log_medians.size()),
-                                             stats::sample_stddev(log_medians)};
+        if (double best = analysis::point_best(sample, w.higher_is_better()); best > 0) logs.push_back(std::log(best));
+    if (logs.size() < 2) continue;  // no spread from one point
+    c.workloads[workload_shape_key(e, w)] = {w.metric(), static_cast<int>(logs.size()),
+                                             stats::sample_stddev(logs)};
   }
   return c;
 }

@@ -179,7 +179,7 @@ void Builder::block_table(const WorkloadAnalysis& w) {
   Unit unit = unit_for(w.metric);
   const size_t used = w.block_ratios.size(), dropped = w.blocks_dropped.size();
   paragraph(fmt::format("{}: {} of {} blocks used ({} dropped); per block, {} / {} of the "
-                        "point medians (points: {}, {}):",
+                        "points' best rounds (points: {}, {}):",
                         w.workload, used, used + dropped, dropped, patched_, control_, control_,
                         patched_),
             "ks-blocks-caption");

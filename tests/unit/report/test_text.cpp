@@ -326,7 +326,7 @@ TEST_CASE("text: a confirm run shows its block ratios and the blocks it used") {
   auto b = ks::test::make_confirm_bundle();
   auto out = text_of(b);
   CHECK_THAT(flat(out), Contains("clone: 6 of 6 blocks used (0 dropped); per block, patched / "
-                                 "control of the point medians (points: control, patched):"));
+                                 "control of the points' best rounds (points: control, patched):"));
   auto header = line_starting(out, "block   points");
   CHECK_THAT(header, Contains("control") && Contains("patched") && Contains("ratio") &&
                          Contains("change"));

@@ -253,28 +253,36 @@ TEST_CASE("stats: the sequential procedure keeps its error rates (seeded simulat
 
 namespace {
 
-// One point's summary under TCG-like noise: 10 rounds around the point's level, each
-// ln-normal with sd 1% and, one round in 20, twice as slow. Median or mean of the rounds.
-double point_summary(st::Xoshiro256& rng, double level_log, bool median) {
+enum class Summary { mean, median, best };
+const char* name_of(Summary s) { return s == Summary::mean ? "mean" : s == Summary::median ? "median" : "best round"; }
+
+// One point's summary of 10 rounds around the point's level, each ln-normal with sd 1%,
+// under one of two kinds of TCG disturbance seen on the development VM:
+// - isolated: one round in 20 is twice as slow;
+// - stretches: one point in 3 runs a stretch of 6 of its 10 rounds 1.8x slow (as in the
+//   default job's A/A run of 2026-11-30, where some points ran 90-105k ns/op for most of
+//   their rounds and 48-52k for the rest).
+double point_summary(st::Xoshiro256& rng, double level_log, Summary summary, bool stretches) {
   V rounds(10);
-  for (auto& r : rounds) {
-    r = std::exp(level_log + 0.01 * st::normal_draw(rng));
-    if (rng.below(20) == 0) r *= 2;
-  }
-  if (!median) {
-    double sum = 0;
-    for (double r : rounds) sum += r;
-    return sum / rounds.size();
+  const bool stretch = stretches && rng.below(3) == 0;
+  const size_t from = rng.below(5);
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    rounds[i] = std::exp(level_log + 0.01 * st::normal_draw(rng));
+    if (stretches ? stretch && i >= from && i < from + 6 : rng.below(20) == 0) rounds[i] *= stretches ? 1.8 : 2;
   }
   std::sort(rounds.begin(), rounds.end());
-  return (rounds[4] + rounds[5]) / 2;
+  if (summary == Summary::best) return rounds.front();
+  if (summary == Summary::median) return (rounds[4] + rounds[5]) / 2;
+  double sum = 0;
+  for (double r : rounds) sum += r;
+  return sum / rounds.size();
 }
 
 // A block's d for one workload: a control and a patched point, each on its own boot
 // (boot-to-boot sd 0.7%).
-double block_log_ratio(st::Xoshiro256& rng, double effect_log, bool median) {
-  const double control = point_summary(rng, 0.007 * st::normal_draw(rng), median);
-  const double patched = point_summary(rng, effect_log + 0.007 * st::normal_draw(rng), median);
+double block_log_ratio(st::Xoshiro256& rng, double effect_log, Summary summary, bool stretches) {
+  const double control = point_summary(rng, 0.007 * st::normal_draw(rng), summary, stretches);
+  const double patched = point_summary(rng, effect_log + 0.007 * st::normal_draw(rng), summary, stretches);
   return std::log(patched / control);
 }
 
@@ -295,45 +303,52 @@ TEST_CASE("stats: one workload at the full alpha: the t translation costs a litt
   CHECK(r.change_rate[0] < 0.06);
 }
 
-TEST_CASE("stats: heavy tails: medians of rounds keep the sequential run small", "[stats]") {
-  // Each summary is planned from its own calibrated spread (a 2,000-block A/A pilot), then
-  // 2,000 runs of one workload are simulated with and without a 1% change.
+TEST_CASE("stats: disturbed rounds: the best round of a point keeps the sequential run small", "[stats]") {
+  // Why a point is summarised by its best round (analysis::point_best): for each kind of
+  // disturbance and each summary, the design is planned from that summary's own calibrated
+  // spread (a 2,000-block A/A pilot), then 2,000 runs of one workload are simulated with and
+  // without a 1% change.
   const int runs = 2000;
-  for (bool median : {true, false}) {
-    st::Xoshiro256 rng(median ? 31 : 32);
-    V pilot(2000);
-    for (auto& d : pilot) d = block_log_ratio(rng, 0.0, median);
-    double mean = 0, ss = 0;
-    for (double d : pilot) mean += d / pilot.size();
-    for (double d : pilot) ss += (d - mean) * (d - mean);
-    const double sigma = std::sqrt(ss / (pilot.size() - 1));
-    const auto plan = st::plan_blocks(sigma, 1.0, 0.05, 0.8, 1, 3, 200);
-    const st::SequentialDesign design{3, plan.k_max, 0.05, 1, 1.0};
-    const auto b = st::sequential_boundaries(design);
-    int false_alarms = 0, detected = 0;
-    for (int run = 0; run < 2 * runs; ++run) {
-      const bool changed = run >= runs;
-      V d;
-      auto r = st::LookResult{};
-      while (static_cast<int>(d.size()) < design.max_blocks) {
-        d.push_back(block_log_ratio(rng, changed ? std::log(1.01) : 0.0, median));
-        r = st::look(design, b, d);
-        if (r.decision == Decision::Change || r.decision == Decision::Equivalent) break;
+  uint64_t seed = 31;
+  for (bool stretches : {false, true})
+    for (Summary summary : {Summary::mean, Summary::median, Summary::best}) {
+      st::Xoshiro256 rng(seed++);
+      V pilot(2000);
+      for (auto& d : pilot) d = block_log_ratio(rng, 0.0, summary, stretches);
+      double mean = 0, ss = 0;
+      for (double d : pilot) mean += d / pilot.size();
+      for (double d : pilot) ss += (d - mean) * (d - mean);
+      const double sigma = std::sqrt(ss / (pilot.size() - 1));
+      const auto plan = st::plan_blocks(sigma, 1.0, 0.05, 0.8, 1, 3, 200);
+      const st::SequentialDesign design{3, plan.k_max, 0.05, 1, 1.0};
+      const auto b = st::sequential_boundaries(design);
+      int false_alarms = 0, detected = 0;
+      for (int run = 0; run < 2 * runs; ++run) {
+        const bool changed = run >= runs;
+        V d;
+        auto r = st::LookResult{};
+        while (static_cast<int>(d.size()) < design.max_blocks) {
+          d.push_back(block_log_ratio(rng, changed ? std::log(1.01) : 0.0, summary, stretches));
+          r = st::look(design, b, d);
+          if (r.decision == Decision::Change || r.decision == Decision::Equivalent) break;
+        }
+        if (r.decision == Decision::Change) (changed ? detected : false_alarms) += (changed || r.material);
       }
-      if (r.decision == Decision::Change) (changed ? detected : false_alarms) += (changed || r.material);
+      std::printf("%s disturbance, %s of 10 rounds: sd of d %.2f%%, k_max %d (power planned %.2f), "
+                  "A/A material false alarm %.4f, 1%% change called %.4f\n",
+                  stretches ? "stretch" : "isolated", name_of(summary), 100 * sigma, plan.k_max,
+                  plan.power, false_alarms / double(runs), detected / double(runs));
+      // One workload at the full alpha: about 5% (see the single-workload test above);
+      // 2,000 runs have a binomial sd of 0.5%.
+      CHECK(false_alarms <= runs * 6 / 100);
+      if (summary == Summary::best) {
+        // The best round is sized for a 1% change within 200 blocks whatever the disturbance.
+        CHECK(plan.reached);
+        CHECK(detected >= runs * 75 / 100);  // planned 0.8; 2,000 runs: binomial sd 0.009
+      } else if (summary == Summary::mean || stretches) {
+        // The 2x rounds swamp a 1% change in a mean, and a stretch of 6 slow rounds out of
+        // 10 moves the median: neither reaches power 0.8 at 200 blocks.
+        CHECK_FALSE(plan.reached);
+      }
     }
-    std::printf("heavy tails, %s of 10 rounds (1 in 20 rounds 2x slow): sd of d %.2f%%, k_max %d "
-                "(power planned %.2f), A/A material false alarm %.4f, 1%% change called %.4f\n",
-                median ? "median" : "mean", 100 * sigma, plan.k_max, plan.power,
-                false_alarms / double(runs), detected / double(runs));
-    // One workload at the full alpha: about 5% (see the single-workload test above);
-    // 2,000 runs have a binomial sd of 0.5%.
-    CHECK(false_alarms <= runs * 6 / 100);
-    if (median) {
-      CHECK(plan.reached);
-      CHECK(detected >= runs * 75 / 100);  // planned 0.8; 2,000 runs: binomial sd 0.009
-    } else {
-      CHECK_FALSE(plan.reached);  // means: the 2x rounds swamp a 1% change even at 200 blocks
-    }
-  }
 }
