@@ -142,7 +142,7 @@ std::string svg(const WorkloadTrend& t) {
 
 constexpr const char* kMethod =
     "Change points: E-divisive means on the nights' log ratios (energy distance, exponent 1) "
-    "proposes each split; Welch's t test of the two sides accepts it at alpha 0.01, its p "
+    "proposes each split; Student's t test of the two sides accepts it at alpha 0.01, its p "
     "multiplied by the number of candidate splits.";
 
 }  // namespace

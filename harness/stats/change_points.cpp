@@ -1,7 +1,6 @@
 #include "stats/change_points.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -66,19 +65,14 @@ double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
 
 }  // namespace
 
-double welch_p(const std::vector<double>& v, size_t begin, size_t at, size_t end) {
-  auto side = [&](size_t from, size_t to) {
-    const double n = static_cast<double>(to - from), mean = mean_of(v, from, to);
-    double ss = 0;
-    for (size_t i = from; i < to; ++i) ss += (v[i] - mean) * (v[i] - mean);
-    return std::array<double, 3>{n, mean, ss / (n - 1) / n};  // n, mean, squared standard error
-  };
-  const auto [na, ma, sa] = side(begin, at);
-  const auto [nb, mb, sb] = side(at, end);
-  const double se2 = sa + sb;
-  if (!(se2 > 0)) return ma == mb ? 1.0 : 0.0;
-  const double t = std::fabs(mb - ma) / std::sqrt(se2);
-  const double df = se2 * se2 / (sa * sa / (na - 1) + sb * sb / (nb - 1));  // Welch-Satterthwaite
+double split_t_p(const std::vector<double>& v, size_t begin, size_t at, size_t end) {
+  const double na = static_cast<double>(at - begin), nb = static_cast<double>(end - at);
+  const double ma = mean_of(v, begin, at), mb = mean_of(v, at, end);
+  double ss = 0;
+  for (size_t i = begin; i < end; ++i) ss += (v[i] - (i < at ? ma : mb)) * (v[i] - (i < at ? ma : mb));
+  const double df = na + nb - 2, pooled = ss / df;
+  if (!(pooled > 0)) return ma == mb ? 1.0 : 0.0;
+  const double t = std::fabs(mb - ma) / std::sqrt(pooled * (1 / na + 1 / nb));
   return std::min(1.0, 2 * student_t_sf(t, df));
 }
 
@@ -91,7 +85,7 @@ std::vector<ChangePoint> e_divisive_means(const std::vector<double>& series, con
     if (proposal.q < 0) break;
     auto at = std::upper_bound(bounds.begin(), bounds.end(), proposal.at);
     size_t begin = *(at - 1), end = *at;
-    const double p = std::min(1.0, welch_p(series, begin, proposal.at, end) *
+    const double p = std::min(1.0, split_t_p(series, begin, proposal.at, end) *
                                        static_cast<double>(proposal.candidates));
     if (p > o.alpha) break;
     found.push_back({proposal.at, p, proposal.q, mean_of(series, begin, proposal.at),
