@@ -45,6 +45,12 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
         why = fmt::format("no measured round in point {} ({})", p->id, p->arm);
         break;
       }
+      if (it->second->disturbed_throughout) {
+        why = fmt::format("point {} ({}) ran disturbed throughout: its fastest canary took {:.2f}x the "
+                          "run's usual",
+                          p->id, p->arm, it->second->canary_factor);
+        break;
+      }
       const double best = point_best(*it->second, higher_is_better, skip_first);
       if (!(best > 0)) {
         why = fmt::format("the best round of point {} ({}) is not positive", p->id, p->arm);

@@ -17,7 +17,7 @@ struct Blocks {
 
 // A block is whole when every point in it finished and each arm has a point with measured
 // rounds of this workload. A block with a failed point is dropped whole, as is one where an
-// arm lacks data; a block with a pending point is neither used nor dropped (the run goes on).
+// arm lacks data or a point ran disturbed throughout (PointSample::disturbed_throughout); a block with a pending point is neither used nor dropped (the run goes on).
 // When an arm ran twice in a block, its logs are averaged. `skip_first`: best rounds without
 // each point's first round.
 Blocks paired_blocks(const std::vector<evidence::Point>& points,

@@ -67,7 +67,18 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
       }
       s.values.push_back(*r->metric(metric));
     }
+    for (auto* r : point_rows)
+      if (auto c = canary_ns(*r)) s.canary_factor = s.canary_factor > 0 ? std::min(s.canary_factor, *c) : *c;
     out.push_back(std::move(s));
+  }
+  // canary_factor holds each point's fastest canary so far; the run's usual is their median.
+  std::vector<double> fastest;
+  for (auto& s : out)
+    if (s.canary_factor > 0) fastest.push_back(s.canary_factor);
+  const double usual = fastest.empty() ? 0 : stats::median(fastest);
+  for (auto& s : out) {
+    s.canary_factor = usual > 0 && s.canary_factor > 0 ? s.canary_factor / usual : 0;
+    s.disturbed_throughout = s.canary_factor > kDisturbedPointFactor;
   }
   return out;
 }

@@ -16,6 +16,10 @@ struct PointSample {
   std::string arm;
   std::vector<double> values;  // in round order
   int disturbed = 0;           // rounds left out: the machine was disturbed beside them
+  // The point ran disturbed throughout: even its fastest canary was more than
+  // kDisturbedPointFactor times the run's usual (`canary_factor`, 0 without canaries).
+  bool disturbed_throughout = false;
+  double canary_factor = 0;
 };
 
 // A round is disturbed when the CPU-bound canary the agent timed beside it (rows[].extra.
@@ -23,6 +27,15 @@ struct PointSample {
 // the same fixed work ran that much slower, so the machine took the CPU away. Fixed in
 // advance, never tuned on the data it judges.
 constexpr double kDisturbedCanaryFactor = 1.5;
+
+// A point is disturbed throughout when the fastest canary of its rounds of a workload took
+// more than this times the median, over the run's points, of their fastest canaries: the
+// machine was slow for the whole point, so no round of it is clean and its best round
+// cannot be trusted. A confirm run drops its block (listed with the reason), and a
+// calibration leaves it out. Fixed from the development VM's runs of 2026-11-30, where the
+// points whose every round of a workload ran 1.3-1.8x slow had fastest canaries 1.2-1.28x
+// the others' and undisturbed points stayed within 1.1x.
+constexpr double kDisturbedPointFactor = 1.15;
 
 // Counts for the semantic gate, over every row of the workload (warm-up included: a wrong
 // result is wrong whether or not it was timed).

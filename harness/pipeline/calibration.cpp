@@ -58,10 +58,11 @@ Calibration calibration_from_bundle(const experiment::Experiment& e, const evide
   c.identity = calibration_identity(b);
   c.key = calibration_key(c.identity);
   for (auto& w : e.workloads) {
-    // The point summaries a confirm run's analysis reads: best undisturbed rounds.
+    // The point summaries a confirm run's analysis reads: best undisturbed rounds, of the
+    // points it would not drop.
     std::vector<double> logs;
     for (auto& sample : analysis::measured_samples(b.points, b.rows, w.id(), w.metric()))
-      if (sample.arm == "control" && !sample.values.empty())
+      if (sample.arm == "control" && !sample.values.empty() && !sample.disturbed_throughout)
         if (double best = analysis::point_best(sample, w.higher_is_better()); best > 0) logs.push_back(std::log(best));
     if (logs.size() < 2) continue;  // no spread from one point
     c.workloads[workload_shape_key(e, w)] = {w.metric(), static_cast<int>(logs.size()),

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "analysis/blocks.hpp"
 #include "analysis/decision.hpp"
 #include "analysis/samples.hpp"
 #include "stats/student_t.hpp"
@@ -88,4 +89,38 @@ TEST_CASE("analysis: rounds whose canary ran slow are left out and counted", "[a
   samples = analysis::measured_samples(points, rows, "clone", "ns_per_op");
   CHECK(samples[1].disturbed == 0);
   CHECK(samples[1].values.size() == 3);
+}
+
+TEST_CASE("analysis: a point disturbed throughout drops its block, with the reason", "[analysis]") {
+  // Four blocks of a control and a patched point. The patched point of block 2 ran with
+  // every canary 1.25x the usual (the host was busy for the whole point, so even its best
+  // round is slow); the control point of block 3 at 1.1x is within the rule.
+  std::vector<ks::evidence::Point> points;
+  std::vector<ks::evidence::Row> rows;
+  for (int block = 0; block < 4; ++block)
+    for (const char* arm : {"control", "patched"}) {
+      ks::evidence::Point p;
+      p.id = static_cast<int>(points.size()), p.arm = arm, p.block = block, p.status = "ok";
+      points.push_back(p);
+      const double slow = block == 2 && p.arm == "patched" ? 1.6 : 1.0;
+      const double canary = 300000 * (block == 2 && p.arm == "patched" ? 1.25 : block == 3 && p.arm == "control" ? 1.1 : 1.0);
+      for (int round = 0; round < 4; ++round) {
+        ks::evidence::Row r;
+        r.point = p.id, r.arm = arm, r.block = block, r.round = round, r.workload = "clone", r.ops = 10;
+        r.ns_per_op = slow * (p.arm == "patched" ? 1100 : 1000) + round;
+        r.extra = {{"canary_ns", canary + round}};
+        rows.push_back(r);
+      }
+    }
+  auto samples = analysis::measured_samples(points, rows, "clone", "ns_per_op");
+  REQUIRE(samples.size() == 8);
+  CHECK(samples[5].disturbed_throughout);
+  CHECK(samples[5].canary_factor == Approx(1.25).epsilon(1e-3));
+  CHECK_FALSE(samples[6].disturbed_throughout);
+  auto blocks = analysis::paired_blocks(points, samples, "control", "patched", false);
+  REQUIRE(blocks.dropped.size() == 1);
+  CHECK(blocks.dropped[0].block == 2);
+  CHECK(blocks.dropped[0].reason == "point 5 (patched) ran disturbed throughout: its fastest canary took 1.25x the run's usual");
+  REQUIRE(blocks.ratios.size() == 3);
+  for (auto& b : blocks.ratios) CHECK(b.ratio == Approx(1.1).epsilon(1e-3));
 }

@@ -145,7 +145,7 @@ TEST_CASE("validate: a changed verdict is caught, with what a CI job would have 
 }
 
 TEST_CASE("validate: estimates, intervals and p values are recomputed") {
-  auto raw = fixture("host-confirm.json");
+  auto raw = fixture("qemu-confirm.json");  // a real confirm run with an interval and a p value
   auto& w = raw["analysis"]["workloads"][0];
   SECTION("an interval bound") {
     w["ratio_ci"]["high"] = w["ratio_ci"]["high"].get<double>() * 0.9;
