@@ -92,6 +92,10 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
                                   "how long they took",
                                   tally.clock_rounds));
   for (auto& s : samples) w.points.push_back(summarize_point(s));
+  if (options.control_only)
+    w.notes.push_back(fmt::format("an A/A run of the {} arm alone (`ksandwich calibrate`): nothing to "
+                                  "compare; the spread of its points is the measurement",
+                                  options.control_arm));
 
   DecisionOptions decision_options;
   decision_options.material_pct = options.material_pct;

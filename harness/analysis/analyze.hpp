@@ -35,6 +35,9 @@ struct Options {
   // blocks (the cap). 0: a fixed-sample decision.
   int min_blocks = 3;
   int max_blocks = 0;
+  // An A/A run of the control arm alone (`ksandwich calibrate`): there is nothing to
+  // compare, so a missing patched arm is no failed gate; every workload is INCONCLUSIVE.
+  bool control_only = false;
 };
 
 // Rows marked warmup or carrying an error are excluded from statistics (errors count as

@@ -1,6 +1,7 @@
 #pragma once
 // The confirm scheme's unit: a block, one point of each arm in a seeded order. Analysed
-// paired by block: d = ln(patched / control) of the points' best rounds (point_best) within each whole block.
+// paired by block: d = ln(patched / control) of the points' best rounds (point_best) within
+// each whole block.
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ struct Blocks {
 
 // A block is whole when every point in it finished and each arm has a point with measured
 // rounds of this workload. A block with a failed point is dropped whole, as is one where an
-// arm lacks data or a point ran disturbed throughout (PointSample::disturbed_throughout); a block with a pending point is neither used nor dropped (the run goes on).
+// arm lacks data or a point ran disturbed throughout (PointSample::disturbed_throughout); a
+// block with a pending point is neither used nor dropped (the run goes on).
 // When an arm ran twice in a block, its logs are averaged. `skip_first`: best rounds without
 // each point's first round.
 Blocks paired_blocks(const std::vector<evidence::Point>& points,

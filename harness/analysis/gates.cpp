@@ -42,6 +42,10 @@ evidence::Gate semantic_gate(const evidence::WorkloadAnalysis& w) {
 
 std::optional<evidence::Gate> data_gate(const evidence::WorkloadAnalysis& w,
                                         const Options& options, bool run_complete) {
+  if (options.control_only)
+    return make_gate(GateKind::measured, w.workload, points_of(w, options.control_arm) > 0,
+                     fmt::format("an A/A run of the {} arm alone: {} point(s) measured, nothing to compare",
+                                 options.control_arm, points_of(w, options.control_arm)));
   std::vector<std::string> missing;
   for (auto* arm : {&options.control_arm, &options.patched_arm})
     if (points_of(w, *arm) == 0) missing.push_back(*arm);

@@ -1,6 +1,7 @@
 #include "analysis/samples.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <span>
@@ -53,6 +54,7 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
   };
 
   std::vector<PointSample> out;
+  std::vector<double> fastest;  // each point's fastest canary, 0 when none was timed
   for (auto& [point, point_rows] : by_point) {
     std::stable_sort(point_rows.begin(), point_rows.end(),
                      [](auto* a, auto* b) { return a->round < b->round; });
@@ -67,18 +69,19 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
       }
       s.values.push_back(*r->metric(metric));
     }
+    double point_fastest = 0;
     for (auto* r : point_rows)
-      if (auto c = canary_ns(*r)) s.canary_factor = s.canary_factor > 0 ? std::min(s.canary_factor, *c) : *c;
+      if (auto c = canary_ns(*r)) point_fastest = point_fastest > 0 ? std::min(point_fastest, *c) : *c;
+    fastest.push_back(point_fastest);
     out.push_back(std::move(s));
   }
-  // canary_factor holds each point's fastest canary so far; the run's usual is their median.
-  std::vector<double> fastest;
-  for (auto& s : out)
-    if (s.canary_factor > 0) fastest.push_back(s.canary_factor);
-  const double usual = fastest.empty() ? 0 : stats::median(fastest);
-  for (auto& s : out) {
-    s.canary_factor = usual > 0 && s.canary_factor > 0 ? s.canary_factor / usual : 0;
-    s.disturbed_throughout = s.canary_factor > kDisturbedPointFactor;
+  // The run's usual fastest canary: the median over its points of their fastest ones.
+  std::vector<double> timed;
+  std::copy_if(fastest.begin(), fastest.end(), std::back_inserter(timed), [](double c) { return c > 0; });
+  const double usual = timed.empty() ? 0 : stats::median(timed);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].canary_factor = usual > 0 && fastest[i] > 0 ? fastest[i] / usual : 0;
+    out[i].disturbed_throughout = out[i].canary_factor > kDisturbedPointFactor;
   }
   return out;
 }

@@ -65,8 +65,9 @@ evidence::PointSummary summarize_point(const PointSample& sample);
 // of some points' rounds - more than a median resists. In the default job's A/A run on the
 // 2-core development VM (6 control points under TCG) the between-point spread of ln(summary)
 // was, for clone / dedupe / DIO: median 30.0% / 18.8% / 11.4%, mean 22.6% / 11.8% / 14.6%,
-// best round 10.4% / 11.0% / 4.4%. Both arms are summarised alike, so the ratio compares
-// like with like. `skip_first`: without the first round (when there is more than one).
+// best of its 8 rounds 10.4% / 11.0% / 4.4%; with 16 rounds (the main job now) a later A/A
+// run gave 3.5% / 9.9% / 3.8%. Both arms are summarised alike, so the ratio compares like
+// with like. `skip_first`: without the first round (when there is more than one).
 double point_best(const PointSample& sample, bool higher_is_better, bool skip_first = false);
 
 }  // namespace ks::analysis

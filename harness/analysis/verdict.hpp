@@ -22,8 +22,8 @@ bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct);
 // Sets verdict and material from the workload's failed gates and its decision; keeps
 // blocks_needed only when INCONCLUSIVE. `significant`: the decision claims a change and
 // Holm's step-down reached this workload. `screen_drift_pct`: in a screen, the control
-// drift A -> B on the same summaries as the decision (the points' best rounds); a claimed change
-// with |drift| > |change| / 2 becomes INCONCLUSIVE, "drift could explain it".
+// drift A -> B on the same summaries as the decision (the points' best rounds); a claimed
+// change with |drift| > |change| / 2 becomes INCONCLUSIVE, "drift could explain it".
 void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decision,
             bool significant, const Options& options,
             std::optional<double> screen_drift_pct = std::nullopt);

@@ -1,8 +1,9 @@
 #pragma once
 // `ksandwich trend`: the tip/baseline ratio of each workload night by night, from the
 // history, with its change points (stats/change_points.hpp: E-divisive means on the log
-// ratios, each split tested by Student's t) and, for each, the commits between the last night before it and
-// the first night after it. Building the trend from records and rendering it are pure.
+// ratios, each split tested by Student's t) and, for each, the commits between the last
+// night before it and the first night after it. Building the trend from records and
+// rendering it are pure.
 #include <string>
 #include <vector>
 

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+
 #include "experiment/strict_json.hpp"
 #include "pipeline/kernels.hpp"
 
@@ -105,6 +107,8 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   opts.drift_bound_pct = e.gates.drift_bound_pct;
   opts.material_pct = e.gates.material_pct;
   opts.seed = e.seed;
+  opts.control_only = e.scheme == "screen" && !e.order.empty() &&
+                      std::all_of(e.order.begin(), e.order.end(), [](auto& arm) { return arm == "control"; });
   // A confirm run looks after each block up to the blocks it planned (sizing may have
   // changed them from the experiment's).
   opts.min_blocks = static_cast<int>(e.min_blocks);

@@ -69,7 +69,10 @@ double split_t_p(const std::vector<double>& v, size_t begin, size_t at, size_t e
   const double na = static_cast<double>(at - begin), nb = static_cast<double>(end - at);
   const double ma = mean_of(v, begin, at), mb = mean_of(v, at, end);
   double ss = 0;
-  for (size_t i = begin; i < end; ++i) ss += (v[i] - (i < at ? ma : mb)) * (v[i] - (i < at ? ma : mb));
+  for (size_t i = begin; i < end; ++i) {
+    const double d = v[i] - (i < at ? ma : mb);
+    ss += d * d;
+  }
   const double df = na + nb - 2, pooled = ss / df;
   if (!(pooled > 0)) return ma == mb ? 1.0 : 0.0;
   const double t = std::fabs(mb - ma) / std::sqrt(pooled * (1 / na + 1 / nb));

@@ -484,7 +484,16 @@ TEST_CASE("calibrate: an A/A run of the control arm stores each workload's sprea
   auto c = pipeline::calibrate(o, 6);
   REQUIRE(c);
   CHECK(backend->points_run.size() == 6);
-  for (auto& p : pipeline::load_bundle(o.out_dir / "bundle.json").points) CHECK(p.arm == "control");
+  const auto aa = pipeline::load_bundle(o.out_dir / "bundle.json");
+  for (auto& p : aa.points) CHECK(p.arm == "control");
+  // Its own bundle says what it is: an A/A run with nothing to compare, not a run that lost
+  // its patched arm.
+  CHECK(aa.verdict == "INCONCLUSIVE");
+  for (auto& g : aa.analysis->gates) {
+    INFO(g.name << ": " << g.detail);
+    CHECK(g.passed);
+  }
+  CHECK_THAT(read_file(o.out_dir / "report.txt"), Catch::Matchers::Contains("an A/A run of the control arm alone"));
   REQUIRE(c->workloads.size() == 2);
   for (auto& [shape, noise] : c->workloads) {
     INFO(shape);
