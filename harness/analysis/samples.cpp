@@ -81,7 +81,8 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
   const double usual = timed.empty() ? 0 : stats::median(timed);
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].canary_factor = usual > 0 && fastest[i] > 0 ? fastest[i] / usual : 0;
-    out[i].disturbed_throughout = out[i].canary_factor > kDisturbedPointFactor;
+    const size_t rounds = out[i].values.size() + static_cast<size_t>(out[i].disturbed);
+    out[i].disturbed_throughout = rounds >= kDisturbedPointMinRounds && out[i].canary_factor > kDisturbedPointFactor;
   }
   return out;
 }

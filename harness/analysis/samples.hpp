@@ -36,6 +36,10 @@ constexpr double kDisturbedCanaryFactor = 1.5;
 // points whose every round of a workload ran 1.3-1.8x slow had fastest canaries 1.2-1.28x
 // the others' and undisturbed points stayed within 1.1x.
 constexpr double kDisturbedPointFactor = 1.15;
+// ... judged only for points with at least this many measured rounds: the fastest of a
+// few canaries says little (in tests/data/bundles/host-confirm.json, a host run of 4 rounds
+// a point made under load, the points' fastest canaries ranged from 102 to 228 ms).
+constexpr size_t kDisturbedPointMinRounds = 8;
 
 // Counts for the semantic gate, over every row of the workload (warm-up included: a wrong
 // result is wrong whether or not it was timed).
