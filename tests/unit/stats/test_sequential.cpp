@@ -341,13 +341,14 @@ TEST_CASE("stats: disturbed rounds: the best round of a point keeps the sequenti
       // One workload at the full alpha: about 5% (see the single-workload test above);
       // 2,000 runs have a binomial sd of 0.5%.
       CHECK(false_alarms <= runs * 6 / 100);
-      if (summary == Summary::best) {
-        // The best round is sized for a 1% change within 200 blocks whatever the disturbance.
+      // The best round reaches a 1% change within 200 blocks whatever the disturbance, the
+      // median only when slow rounds come alone; the 2x rounds swamp a 1% change in a mean,
+      // and a stretch of 6 slow rounds out of 10 moves the median.
+      const bool plannable = summary == Summary::best || (summary == Summary::median && !stretches);
+      if (plannable) {
         CHECK(plan.reached);
         CHECK(detected >= runs * 75 / 100);  // planned 0.8; 2,000 runs: binomial sd 0.009
-      } else if (summary == Summary::mean || stretches) {
-        // The 2x rounds swamp a 1% change in a mean, and a stretch of 6 slow rounds out of
-        // 10 moves the median: neither reaches power 0.8 at 200 blocks.
+      } else {
         CHECK_FALSE(plan.reached);
       }
     }
