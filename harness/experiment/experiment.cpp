@@ -260,6 +260,7 @@ Arm parse_arm(const std::string& name, const json& j, const std::string& where) 
   Arm a;
   a.name = name;
   Reader r(j, where);
+  r.get("commit", a.commit);
   r.get_strings("patches", a.patches);
   r.get_strings("mkfs_options", a.extra_mkfs_options);
   check_mkfs_options(r, "mkfs_options", a.extra_mkfs_options);
@@ -342,9 +343,12 @@ Experiment parse(const json& j) {
     if (!e.arms.count(needed)) r.fail("arms", std::string("has no \"") + needed + "\" arm");
   if (e.backend == "host")
     for (auto& [name, arm] : e.arms)
-      if (!arm.patches.empty() || !arm.cmdline.empty())
-        r.fail("arms/" + name, "patches and cmdline need a new kernel",
+      if (!arm.patches.empty() || !arm.cmdline.empty() || !arm.commit.empty())
+        r.fail("arms/" + name, "commit, patches and cmdline need a new kernel",
                "use \"backend\": \"qemu\", or vary only mkfs_options, mount_options and sysfs on the host");
+  if (!e.arms.at("control").commit.empty())
+    r.fail("arms/control/commit", "the control arm is built from source.commit",
+           "set \"source\": {\"commit\": ...} for the baseline and arms.patched.commit for the tip");
 
   if (e.order.empty()) e.order = {"control", "patched", "control"};
   for (auto& arm : e.order)
@@ -376,6 +380,14 @@ Experiment parse(const json& j) {
     if (starts_with(e.source.commit, "-"))
       s.fail("commit", "must not start with '-' (git would take it as an option)", "name a commit, tag or branch");
     s.reject_unknown();
+  }
+  if (auto& tip = e.arms.at("patched").commit; !tip.empty()) {
+    if (e.source.kind != "git")
+      r.fail("arms/patched/commit", "needs a git source",
+             "set \"source\": {\"kind\": \"git\", \"path\": ..., \"commit\": BASELINE}");
+    if (starts_with(tip, "-"))
+      r.fail("arms/patched/commit", "must not start with '-' (git would take it as an option)",
+             "name a commit, tag or branch");
   }
   if (auto* cfg = r.find("config")) {
     Reader c(*cfg, "/config");

@@ -55,6 +55,7 @@ struct KernelConfig {
 // What one arm is. On the host backend arms may differ only by what needs no new kernel.
 struct Arm {
   std::string name;
+  std::string commit;  // git source, patched arm: built as source.commit + `git diff source.commit commit`
   std::vector<std::string> patches;       // kernel-patches/*.patch or mbox paths
   std::vector<std::string> extra_mkfs_options;
   std::vector<std::string> extra_mount_options;

@@ -79,12 +79,16 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
     return "running kernel " + string_at(b.machine, "kernel_release");
   auto& build = b.builds[arm];
   json source = build.value("source", json::object());
-  std::string commit = string_at(source, "commit");
+  // An arm built at a later commit names that commit; its diff is not a patch of the user's.
+  json later = build.value("commit", json::object());
+  std::string commit = !string_at(later, "sha").empty() ? string_at(later, "sha") : string_at(source, "commit");
   std::string id = !commit.empty() ? "commit " + commit
                                    : string_at(source, "version") + " (sha256 " +
                                          string_at(source, "archive_sha256").substr(0, 12) + ")";
   if (build.contains("patches") && build["patches"].is_array())
-    for (auto& p : build["patches"]) id += " + patch " + string_at(p, "sha256").substr(0, 12);
+    for (auto& p : build["patches"])
+      if (string_at(later, "file").empty() || string_at(p, "file") != string_at(later, "file"))
+        id += " + patch " + string_at(p, "sha256").substr(0, 12);
   return id;
 }
 

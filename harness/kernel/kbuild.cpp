@@ -58,6 +58,7 @@ struct Inputs {
   std::vector<ConfigLine> requested;
   std::vector<Patch> patches;
   std::optional<CoverLetter> cover;
+  json commit;  // the arm's commit (request.commit), else null
   Toolchain toolchain;
   std::vector<std::string> variables;  // every make gets these
   std::string localversion;
@@ -69,7 +70,7 @@ struct Inputs {
   std::chrono::minutes make_timeout{60};
 };
 
-bool derived(const BuildRequest& r) { return r.arm != "control" || !r.patches.empty(); }
+bool derived(const BuildRequest& r) { return r.arm != "control" || !r.patches.empty() || !r.commit.empty(); }
 
 std::string display_path(const fs::path& path, const fs::path& repo_dir) {
   if (!repo_dir.empty()) {
@@ -136,6 +137,18 @@ Inputs gather(const BuildRequest& request, const Progress& progress) {
   progress.stage(in.arm, "source");
   in.source = source::prepare(request.source, in.cache,
                               [&](const std::string& what) { progress.stage(in.arm, what); });
+  if (!request.commit.empty()) {
+    // The later commit is the source's tree plus their diff, applied before the arm's patches.
+    auto c = source::commit_diff(in.source.identity, request.commit, in.cache);
+    auto shown = "git diff " + in.source.identity.commit.substr(0, 12) + ".." + c.commit.substr(0, 12);
+    in.commit = {{"name", request.commit}, {"sha", c.commit}, {"subject", c.subject}, {"diff", c.diff.string()},
+                 {"file", c.empty ? "" : shown}};
+    if (!c.empty) {
+      auto set = parse_patch_file(read_file(c.diff), shown);
+      for (auto& p : set.patches) p.subject = c.commit.substr(0, 12) + " (\"" + c.subject + "\")";
+      in.patches.insert(in.patches.begin(), set.patches.begin(), set.patches.end());
+    }
+  }
 
   in.toolchain = detect_toolchain(request.make_variables, request.use_ccache);
   std::vector<std::string> defaults = {
@@ -367,6 +380,7 @@ json make_identity(const Inputs& in, const BuildRequest& request, const Normaliz
           {"kernel_release", release},
           {"patches", patches}};
   if (in.cover) id["cover_letter"] = to_json(*in.cover);
+  if (!in.commit.is_null()) id["commit"] = in.commit;
   return id;
 }
 
@@ -509,6 +523,7 @@ BuildRequest request_for_arm(const experiment::Experiment& e, const std::string&
       found = shipped("configs/kernel") / (name + ".config");
     name = found.string();
   }
+  r.commit = e.arms.at(arm).commit;
   for (auto& name : e.arms.at(arm).patches)
     r.patches.push_back(resolve_experiment_file(name, experiment_dir, {shipped("kernel-patches"), repo_dir}).string());
   return r;
@@ -606,6 +621,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     BuildRequest base = request;
     base.arm = "control";
     base.patches.clear();
+    base.commit.clear();
     base.log_copy.reset();
     control = build_arm(base, progress);
   }

@@ -23,6 +23,9 @@
 //     "toolchain": {compiler, linker, make, ccache, make_variables: []},
 //     "kbuild":    {timestamp, user, host, version, localversion},
 //     "kernel_release",
+//     "commit":    {name, sha, subject, diff, file}  (an arm built at a later commit of a git
+//                   source: unless the trees are the same, its diff is patches[0], whose
+//                   file is `file`, "git diff <source>..<commit>")
 //     "patches":   [{file, file_sha256, index, count, subject, author, date, message_id,
 //                    sha256, files}],
 //     "cover_letter": {subject, author, date, message_id}            (a series' [PATCH 0/n])
@@ -54,6 +57,8 @@ struct BuildRequest {
   std::string arm = "control";        // LOCALVERSION -ks-<arm>; letters, digits, - and _
   experiment::KernelSource source;    // default: Debian's linux-source-6.1 tarball
   experiment::KernelConfig config;    // base + fragments (names in configs/kernel/ or paths)
+  std::string commit;                 // git source: build this later commit as the source's
+                                      // tree + `git diff source.commit commit` (before patches)
   std::vector<std::string> patches;   // plain diffs or mailboxes, applied in order
   fs::path repo_dir;                  // where configs/kernel/ and kernel-patches/ live
   fs::path cache_root;                // empty: source::default_cache_root()
@@ -105,7 +110,7 @@ std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildK
 // The finished build for REQUEST if the cache holds it; never builds.
 std::optional<BuiltKernel> find_cached(const BuildRequest& request);
 
-// The request for ARM of an experiment: its source, config and the arm's patches, every
+// The request for ARM of an experiment: its source, config, the arm's commit and patches, every
 // path made absolute. A relative name resolves to the experiment file's directory
 // (experiment_dir) first, then to the shipped folder (configs/kernel/ for fragments,
 // kernel-patches/ for patches); never to the current directory.

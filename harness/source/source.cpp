@@ -143,6 +143,21 @@ void sweep_stale_temporaries(const fs::path& dir) {
   }
 }
 
+CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, const fs::path& cache_root) {
+  if (base.kind != "git" || base.commit.empty())
+    throw UserError("an arm's commit needs a git source (this one is " + base.kind + ")",
+                    "set \"source\": {\"kind\": \"git\", \"path\": ..., \"commit\": BASELINE}");
+  CommitDiff d;
+  d.commit = resolve_commit(base.origin, name);
+  d.subject = trim(proc::run_checked(command({"git", "-C", base.origin, "log", "-1", "--format=%s", d.commit}, 1min)).out);
+  auto text = proc::run_checked(command({"git", "-C", base.origin, "diff", "--no-renames", "--no-color",
+                                         "--no-ext-diff", base.commit, d.commit}, 10min)).out;
+  d.empty = text.empty();
+  d.diff = ensure_dir(cache_root / "commits") / (base.commit + ".." + d.commit + ".diff");
+  if (try_read_file(d.diff).value_or("") != text || !fs::exists(d.diff)) write_file_atomic(d.diff, text);
+  return d;
+}
+
 PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
                        const std::function<void(const std::string&)>& note) {
   SourceIdentity id;

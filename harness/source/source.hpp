@@ -49,6 +49,18 @@ fs::path default_cache_root();
 PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
                        const std::function<void(const std::string&)>& note = {});
 
+// A later commit of a git source, as what an arm with `commit` builds: the source's own
+// tree plus `git diff <source commit> <commit>`. The diff is kept at
+// <cache>/commits/<source commit>..<commit>.diff (written atomically; empty when the trees
+// are the same). Throws UserError when BASE is not a git source or NAME names no commit.
+struct CommitDiff {
+  std::string commit;   // the full id NAME resolved to
+  std::string subject;  // its subject line
+  fs::path diff;
+  bool empty = false;
+};
+CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, const fs::path& cache_root);
+
 // The path a source names (the Debian tarball when none is given).
 fs::path origin_path(const experiment::KernelSource& source);
 

@@ -87,6 +87,28 @@ TEST_CASE("bad experiments are refused with the field and the problem") {
   CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/job"));
 }
 
+TEST_CASE("an arm's commit: the patched arm of a git source on qemu, never the control arm") {
+  auto j = minimal_experiment();
+  j["backend"] = "qemu";
+  j["source"] = {{"kind", "git"}, {"path", "linux"}, {"commit", "v6.1"}};
+  j["arms"]["patched"]["commit"] = "master";
+  CHECK(parse(j).arms.at("patched").commit == "master");
+  CHECK(parse(j).arms.at("control").commit.empty());
+
+  auto control = j;
+  control["arms"]["control"]["commit"] = "v6.0";
+  CHECK_THAT(parse_error_of(control), Catch::Contains("/arms/control/commit") && Catch::Contains("source.commit"));
+  auto tarball = j;
+  tarball["source"] = {{"kind", "debian"}};
+  CHECK_THAT(parse_error_of(tarball), Catch::Contains("/arms/patched/commit") && Catch::Contains("git source"));
+  auto option = j;
+  option["arms"]["patched"]["commit"] = "--output=/etc/passwd";
+  CHECK_THAT(parse_error_of(option), Catch::Contains("must not start with '-'"));
+  auto host = j;
+  host["backend"] = "host";
+  CHECK_THAT(parse_error_of(host), Catch::Contains("need a new kernel"));
+}
+
 TEST_CASE("malformed JSON names the file and says how to find the mistake") {
   try {
     ks::experiment::parse_text("{\"name\": ", "exp.json");

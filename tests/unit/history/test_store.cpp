@@ -82,6 +82,19 @@ TEST_CASE("history: a real bundle is recorded with its run and workload figures"
   CHECK(version.integer(0) == history::kSchemaVersion);
 }
 
+TEST_CASE("history: an arm at a later commit is recorded as that commit, its diff not as a patch", "[history]") {
+  auto bundle = pipeline::load_bundle(kBundle);
+  auto& control = bundle.builds["control"];
+  control["source"] = {{"kind", "git"}, {"commit", "aaaa1111"}, {"version", "6.1.192"}};
+  auto& patched = bundle.builds["patched"];
+  patched["source"] = control["source"];
+  patched["commit"] = {{"name", "master"}, {"sha", "bbbb2222"}, {"file", "git diff aaaa1111..bbbb2222"}};
+  patched["patches"] = {{{"file", "git diff aaaa1111..bbbb2222"}, {"sha256", "1111111111111111"}},
+                        {{"file", "mine.patch"}, {"sha256", "2222222222222222"}}};
+  CHECK(history::source_identity(bundle, "control") == "commit aaaa1111");
+  CHECK(history::source_identity(bundle, "patched") == "commit bbbb2222 + patch 222222222222");
+}
+
 TEST_CASE("history: a writer that throws between statements leaves nothing behind", "[history]") {
   test::TempDir dir("ks-history");
   auto db = dir.path / "history.sqlite";

@@ -96,6 +96,23 @@ TEST_CASE("a release that differs beyond LOCALVERSION fails", "[build][audit]") 
   CHECK(release.row.status == "FAIL");
 }
 
+TEST_CASE("an arm at a later commit may change the release; the commit row names it", "[build][audit]") {
+  auto later = identity("patched");
+  later["source"] = {{"kind", "git"}, {"version", "6.1.192"}, {"archive_sha256", ""}, {"commit", "aaaa1111"}};
+  later["commit"] = {{"name", "master"}, {"sha", "bbbb2222"}, {"subject", "Linux 6.2-rc1"}, {"file", "git diff aaaa1111..bbbb2222"}};
+  later["kernel_release"] = "6.2.0-rc1-ks-patched";
+  auto control = identity("control");
+  control["source"] = later["source"];
+  auto lines = audit_lines(control, later);
+  CHECK(all_pass(lines));
+  CHECK(row(lines, "kernel release").note == "expected to differ (the patched arm is a later commit)");
+  CHECK(row(lines, "commit").row.control == "aaaa1111");
+  CHECK(row(lines, "commit").row.patched == "bbbb2222 Linux 6.2-rc1");
+  // Without a commit the same release difference still fails (a patch must not change it).
+  later.erase("commit");
+  CHECK(row(audit_lines(control, later), "kernel release").row.status == "FAIL");
+}
+
 TEST_CASE("builds_json carries both identities and the audit rows", "[build][audit]") {
   auto builds = builds_json(identity("control"), patched_identity());
   CHECK(builds["matched"] == true);

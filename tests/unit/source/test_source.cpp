@@ -1,6 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
+#include "proc/runner.hpp"
 #include "source/source.hpp"
+#include "support/skip.hpp"
+#include "support/temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
 
 using ks::source::kernel_version_from_makefile;
 
@@ -25,4 +32,43 @@ TEST_CASE("a source identity names itself by archive hash or commit", "[source]"
   CHECK(round.origin == "/x.tar.xz");
   CHECK(round.version == "6.1.192");
   CHECK(round.archive_sha256 == "abcd");
+}
+
+TEST_CASE("a later commit of a git source is the diff from the source's commit, kept in the cache", "[source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "needs git");
+  ks::test::TempDir tmp("ks-commit-diff");
+  auto repo = tmp.path / "linux";
+  std::filesystem::create_directories(repo);
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
+    auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
+    INFO(r.err);
+    REQUIRE(r.ok());
+    return ks::trim(r.out);
+  };
+  git({"init", "-q", "."});
+  ks::write_file(repo / "Makefile", "VERSION = 6\n");
+  git({"add", "Makefile"});
+  git({"commit", "-q", "-m", "base"});
+  auto base_sha = git({"rev-parse", "HEAD"});
+  ks::write_file(repo / "Makefile", "VERSION = 7\n");
+  git({"commit", "-q", "-am", "btrfs: the tip"});
+  auto tip_sha = git({"rev-parse", "HEAD"});
+
+  ks::source::SourceIdentity base{"git", repo.string(), "6", "", base_sha, ""};
+  auto d = ks::source::commit_diff(base, "HEAD", tmp.path / "cache");
+  CHECK(d.commit == tip_sha);
+  CHECK(d.subject == "btrfs: the tip");
+  CHECK_FALSE(d.empty);
+  CHECK(d.diff == tmp.path / "cache" / "commits" / (base_sha + ".." + tip_sha + ".diff"));
+  auto text = ks::read_file(d.diff);
+  CHECK(text.find("-VERSION = 6") != std::string::npos);
+  CHECK(text.find("+VERSION = 7") != std::string::npos);
+
+  auto same = ks::source::commit_diff(base, base_sha, tmp.path / "cache");
+  CHECK(same.empty);
+  CHECK(ks::read_file(same.diff).empty());
+  CHECK_THROWS_AS(ks::source::commit_diff(base, "no-such-branch", tmp.path / "cache"), ks::UserError);
+  ks::source::SourceIdentity tarball{"debian", "/usr/src/linux-source-6.1.tar.xz", "6.1", "abcd", "", ""};
+  CHECK_THROWS_AS(ks::source::commit_diff(tarball, "HEAD", tmp.path / "cache"), ks::UserError);
 }
