@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   ks::cli::set_trend_command(app, context);
   ks::cli::set_junit_command(app, context);
   ks::cli::set_cleanup_command(app, context);
+  ks::cli::set_bisect_command(app, context);
   set_build_command(app, context);
   app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
 
