@@ -1,0 +1,46 @@
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "pipeline/bisect.hpp"
+#include "util/error.hpp"
+
+namespace ks::cli {
+
+// Finds the commit of a git source that made the experiment slower: the first comparison
+// is bad against good, then a confirm run of each candidate against good, halving the range.
+void set_bisect_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand(
+      "bisect", "find the first commit of the experiment's git source that is materially slower than "
+                "--good (exit 1 when named; rerun the same command to continue an interrupted one)");
+  struct Args {
+    std::string experiment, out, good, bad, reported_by;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("experiment", args->experiment, "experiment file with \"source\": {\"kind\": \"git\", ...}")
+      ->required();
+  cmd->add_option("--good", args->good, "a commit without the regression")->required();
+  cmd->add_option("--bad", args->bad, "a later commit with it")->required();
+  cmd->add_option("--out", args->out,
+                  "directory for bisect.json, reply.txt and each step's run (default "
+                  "results/<name>-bisect-<time>); the same DIR continues a bisection");
+  cmd->add_option("--reported-by", args->reported_by, "\"Name <email>\" for the reply's Reported-by:");
+  cmd->callback([args, &context] {
+    auto run_options = fresh_run_options(args->experiment, args->out, "-bisect");
+    pipeline::BisectOptions o;
+    o.experiment_file = run_options.experiment_file;
+    o.out_dir = run_options.out_dir;
+    o.good = args->good;
+    o.bad = args->bad;
+    o.reported_by = args->reported_by;
+    set_tool(run_options, context);
+    o.tool = run_options.tool;
+    o.agent = run_options.agent;
+    o.repo_dir = run_options.repo_dir;
+    if (!std::filesystem::is_regular_file(o.experiment_file))
+      throw UserError("experiment file " + args->experiment + " does not exist",
+                      "pass an experiment with a git source, e.g. one written from configs/experiments/");
+    context.exit_code = pipeline::bisect(o);
+  });
+}
+
+}  // namespace ks::cli

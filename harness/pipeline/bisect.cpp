@@ -1,0 +1,278 @@
+#include "pipeline/bisect.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "experiment/experiment.hpp"
+#include "kernel/kbuild.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/kernels.hpp"
+#include "pipeline/run.hpp"
+#include "proc/runner.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/hash.hpp"
+
+namespace ks::pipeline {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kStateFile = "bisect.json";
+
+std::string git(const std::string& repo, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", repo});
+  auto r = proc::run(proc::command(args, 10min));
+  if (!r.ok())
+    throw UserError("git " + join(std::vector<std::string>(args.begin() + 3, args.end()), " ") + " in " +
+                        repo + " failed: " + trim(r.err),
+                    "check the experiment's source.path is a git tree holding both commits");
+  return r.out;
+}
+
+bisect::Commit resolve(const std::string& repo, const std::string& name, const char* option) {
+  auto r = proc::run(proc::command({"git", "-C", repo, "rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
+  if (!r.ok())
+    throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,
+                    "name a commit, tag or branch of the experiment's git source (git -C " + repo + " log --oneline)");
+  auto sha = trim(r.out);
+  return {sha, trim(git(repo, {"log", "-1", "--format=%s", sha}))};
+}
+
+std::vector<bisect::Commit> commits_between(const std::string& repo, const bisect::Commit& good,
+                                            const bisect::Commit& bad) {
+  if (!proc::run(proc::command({"git", "-C", repo, "merge-base", "--is-ancestor", good.sha, bad.sha}, 1min)).ok())
+    throw UserError("--good " + good.sha.substr(0, 12) + " is not an ancestor of --bad " + bad.sha.substr(0, 12),
+                    "give a good commit older than the bad one, on its history");
+  std::vector<bisect::Commit> out;
+  for (auto& line : split(git(repo, {"log", "--reverse", "--first-parent", "--format=%H %s",
+                                     good.sha + ".." + bad.sha}), '\n')) {
+    if (line.size() < 40) continue;
+    out.push_back({line.substr(0, 40), line.size() > 41 ? line.substr(41) : ""});
+  }
+  if (out.empty())
+    throw UserError("--good and --bad name the same commit", "give a bad commit newer than the good one");
+  return out;
+}
+
+void save(const fs::path& dir, const bisect::State& s) {
+  write_file_atomic(dir / kStateFile, json(s).dump(2) + "\n");
+}
+
+// The state in DIR, or a new one; refuses a DIR that belongs to another bisection.
+bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
+  auto file = o.out_dir / kStateFile;
+  if (!fs::exists(file)) {
+    if (fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
+      throw UserError(o.out_dir.string() + " is not empty and holds no " + kStateFile,
+                      "choose a new --out DIR (or the directory of the bisection to continue)");
+    fs::create_directories(o.out_dir);
+    save(o.out_dir, fresh);
+    return fresh;
+  }
+  auto s = bisect::parse_state(read_file(file), file.string());
+  std::vector<std::string> differ;
+  if (s.repo != fresh.repo) differ.push_back("git tree " + s.repo);
+  if (s.good.sha != fresh.good.sha) differ.push_back("good " + s.good.sha.substr(0, 12));
+  if (s.bad.sha != fresh.bad.sha) differ.push_back("bad " + s.bad.sha.substr(0, 12));
+  if (s.experiment_sha256 != fresh.experiment_sha256) differ.push_back("the experiment " + s.experiment + " as it was then");
+  if (!differ.empty())
+    throw UserError(o.out_dir.string() + " holds another bisection (" + join(differ, ", ") + ")",
+                    "rerun it with the same experiment, --good and --bad to continue, or choose a new --out DIR");
+  return s;
+}
+
+struct Measured {
+  bisect::Step step;
+  std::optional<evidence::Analysis> analysis;
+};
+
+class Driver {
+ public:
+  Driver(const BisectOptions& o, bisect::State& s, const experiment::Experiment& e)
+      : o_(o), s_(s), e_(e) {}
+
+  // Measures COMMIT against good as step STEP (already in the state, possibly half done).
+  std::optional<evidence::Analysis> measure(bisect::Step& step) {
+    auto started = Clock::now();
+    if (trim(git(s_.repo, {"rev-parse", s_.good.sha + "^{tree}"})) ==
+        trim(git(s_.repo, {"rev-parse", step.commit + "^{tree}"}))) {
+      if (step.role == "initial")
+        throw UserError("good and bad have the same tree: nothing to bisect", "give a bad commit that changes the kernel");
+      step.verdict = "good";
+      step.reason = "the same tree as good";
+      return std::nullopt;
+    }
+    auto derived = step_experiment(e_.raw, s_.repo, s_.good.sha, step.commit);
+    auto exp = experiment::parse(derived);
+    auto build_started = Clock::now();
+    try {
+      if (exp.backend != "host") build_kernels(exp, o_.repo_dir, o_.experiment_file.parent_path());
+    } catch (const UserError& err) {
+      if (step.role == "initial") throw;
+      step.verdict = "skip";
+      auto lines = split(err.what(), '\n');
+      step.reason = "build failed: " + (lines.empty() ? std::string("?") : lines.front());
+      step.seconds = seconds_since(started);
+      return std::nullopt;
+    }
+    step.build_seconds = seconds_since(build_started);
+
+    fs::path dir = step.dir;
+    RunOptions ro;
+    ro.out_dir = dir;
+    ro.resume = fs::exists(dir / "bundle.json") || fs::exists(dir / kCompressedBundleName);
+    if (!ro.resume) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);  // a run killed before its first bundle: nothing measured
+      ro.experiment_file = o_.experiment_file;
+      ro.experiment = derived;
+    }
+    ro.print_report = false;
+    ro.tool = o_.tool;
+    ro.agent = o_.agent;
+    ro.repo_dir = o_.repo_dir;
+    step.run_exit = run(ro);
+    auto bundle = load_bundle(dir / "bundle.json");
+    step.seconds = seconds_since(started);
+    if (!bundle.analysis) throw SystemError("bisect", "the run in " + dir.string() + " left no analysis");
+    step.effects = bisect::effects_of(*bundle.analysis);
+    return bundle.analysis;
+  }
+
+ private:
+  static double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+  const BisectOptions& o_;
+  bisect::State& s_;
+  const experiment::Experiment& e_;
+};
+
+// The step for COMMIT: the unfinished last one when it is that commit, else a new one.
+bisect::Step& open_step(bisect::State& s, const fs::path& out, const std::string& role, const std::string& commit) {
+  if (!s.steps.empty() && s.steps.back().verdict.empty() && s.steps.back().commit == commit) return s.steps.back();
+  bisect::Step step;
+  step.role = role;
+  step.commit = commit;
+  step.dir = (out / "steps" / fmt::format("{:02}-{}", s.steps.size(), commit.substr(0, 12))).string();
+  s.steps.push_back(step);
+  save(out, s);
+  return s.steps.back();
+}
+
+void tell(const bisect::State& s, const bisect::Step& step) {
+  std::string figures;
+  for (auto& e : step.effects) figures += fmt::format(" {} {} {}", e.workload, bisect::percent(e.ratio), e.verdict);
+  fmt::print(stderr, "bisect: {} {}: {}{} ({}; {:.0f} s)\n", step.role, bisect::commit_reference(bisect::find_commit(s, step.commit)),
+             step.verdict, figures, step.reason, step.seconds);
+}
+
+int finish(const BisectOptions& o, bisect::State& s) {
+  save(o.out_dir, s);
+  if (s.status == "found" || s.status == "ambiguous") {
+    auto reply = bisect::reply_text(s, o.reported_by);
+    write_file_atomic(o.out_dir / "reply.txt", reply);
+    if (s.status == "found")
+      fmt::print("first bad commit: {}\n", bisect::commit_reference(bisect::find_commit(s, s.first_bad)));
+    else
+      fmt::print("first bad commit: one of {} (skipped commits in the way)\n", s.suspects.size());
+    fmt::print("steps and bundles: {}\nreply: {}\n\n{}", (o.out_dir / kStateFile).string(),
+               (o.out_dir / "reply.txt").string(), reply);
+    return s.status == "found" ? kExitRegression : kExitInconclusive;
+  }
+  const auto& first = s.steps.front();
+  fmt::print("bisect: bad vs good shows no regression to bisect ({}); bundle: {}\n", s.status, first.dir);
+  if (s.status == "no-regression") return kExitOk;
+  return s.status == "invalid" ? kExitPointFailed : kExitInconclusive;
+}
+
+}  // namespace
+
+json step_experiment(const json& experiment, const std::string& repo, const std::string& good,
+                     const std::string& candidate) {
+  json e = experiment;
+  e["source"] = {{"kind", "git"}, {"path", repo}, {"commit", good}};
+  e["scheme"] = "confirm";
+  e.erase("order");
+  json control = e.contains("arms") && e["arms"].contains("control") ? e["arms"]["control"] : json::object();
+  control.erase("patches");
+  json patched = control;
+  patched["commit"] = candidate;
+  e["arms"] = {{"control", control}, {"patched", patched}};
+  return e;
+}
+
+int bisect(const BisectOptions& o) {
+  auto text = read_file(o.experiment_file);
+  auto e = experiment::parse_text(text, o.experiment_file.string());
+  if (e.source.kind != "git")
+    throw UserError("bisect needs a git source: " + o.experiment_file.string() + " has source.kind `" +
+                        e.source.kind + "`",
+                    "set \"source\": {\"kind\": \"git\", \"path\": \"/path/to/linux\"} in the experiment");
+  if (e.backend == "host")
+    throw UserError("bisect builds a kernel per commit: the host backend runs only the kernel booted now",
+                    "use \"backend\": \"qemu\" in the experiment");
+  auto repo = kernel::request_for_arm(e, "control", o.repo_dir, o.experiment_file.parent_path()).source.path;
+  if (!fs::is_directory(repo))
+    throw UserError("git source " + repo + " does not exist", "set source.path to a local kernel git tree");
+
+  bisect::State fresh;
+  fresh.experiment = o.experiment_file.string();
+  fresh.experiment_sha256 = sha256_hex(text);
+  fresh.repo = repo;
+  fresh.good = resolve(repo, o.good, "--good");
+  fresh.bad = resolve(repo, o.bad, "--bad");
+  fresh.commits = commits_between(repo, fresh.good, fresh.bad);
+  auto s = load_or_start(o, fresh);
+  if (s.status != "running") return finish(o, s);
+
+  Driver driver(o, s, e);
+  if (s.steps.empty() || s.steps.front().verdict.empty()) {
+    auto& step = open_step(s, o.out_dir, "initial", s.bad.sha);
+    fmt::print(stderr, "bisect: {} commits; measuring bad {} against good {} first\n", s.commits.size(),
+               s.bad.sha.substr(0, 12), s.good.sha.substr(0, 12));
+    auto analysis = driver.measure(step);
+    auto regressed = bisect::regressed_effects(s);
+    step.verdict = regressed.empty() ? "none" : "bad";
+    step.reason = regressed.empty() ? "bad is not measurably worse than good: " + analysis->verdict
+                                    : "the good-to-bad effect the steps are judged against";
+    tell(s, step);
+    if (regressed.empty()) {
+      s.status = analysis->verdict == "INVALID" ? "invalid"
+                 : analysis->verdict == "INCONCLUSIVE" ? "inconclusive" : "no-regression";
+      return finish(o, s);
+    }
+    save(o.out_dir, s);
+  }
+
+  auto regressed = bisect::regressed_effects(s);
+  for (;;) {
+    auto next = bisect::next_step(s);
+    if (!next.candidate) {
+      if (next.suspects.empty()) {
+        s.status = "found";
+        s.first_bad = s.commits[next.first_bad].sha;
+      } else {
+        s.status = "ambiguous";
+        for (auto i : next.suspects) s.suspects.push_back(s.commits[i].sha);
+      }
+      return finish(o, s);
+    }
+    auto& step = open_step(s, o.out_dir, "candidate", s.commits[*next.candidate].sha);
+    fmt::print(stderr, "bisect: measuring {} against good\n", bisect::commit_reference(s.commits[*next.candidate]));
+    if (driver.measure(step)) {  // measured (else decided without a run: same tree, failed build)
+      auto c = bisect::classify(regressed, step.effects);
+      step.verdict = c.verdict;
+      step.reason = c.reason;
+    }
+    tell(s, step);
+    save(o.out_dir, s);
+  }
+}
+
+}  // namespace ks::pipeline

@@ -1,0 +1,110 @@
+// `ksandwich bisect` for real: the eight-commit history of the default kernel source whose
+// fifth commit plants udelay(200) in btrfs_remap_file_range (tests/support/
+// kernel_history.hpp, shared with the nightly test and its kernels), a small qemu confirm
+// experiment on clone, and the bisection must name the fifth commit. Every kernel after the
+// good one is the candidate as the patched arm's commit, an incremental build from the good
+// kernel's tree. Then the same command continues a bisection cut short, rerunning nothing
+// that finished.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "support/kernel_history.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+json experiment(const fs::path& repo) {
+  return {{"name", "it-bisect"},
+          {"backend", "qemu"},
+          {"scheme", "confirm"},
+          {"min_blocks", 3},
+          {"max_blocks", 4},
+          // 7 rounds: a point is judged disturbed throughout (its block dropped) only from 8
+          // rounds on; points this short (5 s) often sit inside one slow stretch of a busy
+          // host, and a night that loses two of its four blocks has no interval.
+          {"rounds", 7},
+          {"cpu", 1},
+          {"point_timeout_s", 300},
+          {"qemu", {{"memory_mib", 1024}, {"vcpus", 1}}},
+          {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
+          {"source", {{"kind", "git"}, {"path", repo.string()}, {"commit", "HEAD"}}},
+          {"arms", {{"control", json::object()}, {"patched", json::object()}}},
+          {"workloads", {{{"name", "clone"}, {"ops", 500}}}},
+          {"direct_hits", {{{"function", "btrfs_remap_file_range"}, {"required", true}}}}};
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names the fifth") {
+  ks::test::require_qemu_kernels();
+  ks::test::require_root("brd, QEMU's storage and the run lock");
+  auto ids = ks::test::history_fixture();
+  ks::test::TempDir tmp("ks-bisect");
+  auto exp = tmp.path / "experiment.json";
+  ks::write_file(exp, experiment(ks::test::history_fixture_dir()).dump(2));
+  auto out = tmp.path / "out";
+  const auto& bad = ids.back();
+  const auto& first_bad = ids[ks::test::kSlowFrom - 1];
+  std::vector<std::string> args = {"bisect", exp.string(), "--good", ids[0], "--bad", bad,
+                                   "--out", out.string(), "--reported-by", "Tester <tester@example.org>"};
+
+  auto started = Clock::now();
+  auto r = ks::test::ksandwich_in_cache(args);
+  double total = seconds_since(started);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);  // the first bad commit named: a material regression
+  const std::string fifth = first_bad.substr(0, 12);
+  CHECK(r.out.find("first bad commit: " + fifth) != std::string::npos);
+
+  auto state = json::parse(ks::read_file(out / "bisect.json"));
+  CHECK(state["status"] == "found");
+  CHECK(state["first_bad"] == first_bad);
+  auto steps = state["steps"];
+  REQUIRE(steps.size() >= 2);
+  CHECK(steps[0]["role"] == "initial");
+  std::cout << "bisect: " << steps.size() - 1 << " steps after the initial comparison, " << total << " s in all\n";
+  for (auto& s : steps) {
+    // Every step measured has its bundle; every kernel after the good one was incremental.
+    CHECK(fs::exists(fs::path(s["dir"].get<std::string>()) / "bundle.json"));
+    auto bundle = json::parse(ks::read_file(fs::path(s["dir"].get<std::string>()) / "bundle.json"));
+    CHECK(bundle["builds"]["patched"]["build"]["mode"] == "incremental");
+    CHECK(bundle["builds"]["matched"] == true);
+    std::cout << "  " << s["commit"].get<std::string>().substr(0, 12) << " " << s["verdict"].get<std::string>()
+              << " ratio " << s["effects"][0]["ratio"].get<double>() << " build " << s["build_seconds"].get<double>()
+              << " s, step " << s["seconds"].get<double>() << " s (kernel build "
+              << bundle["builds"]["patched"]["build"]["seconds"].get<double>() << " s, "
+              << bundle["builds"]["patched"]["build"]["compiled"].get<int>() << " files compiled)\n";
+  }
+  auto reply = ks::read_file(out / "reply.txt");
+  CHECK(reply.find("Fixes: " + fifth + " (\"" + ks::test::kSlowSubject + "\")") != std::string::npos);
+  CHECK(reply.find("Reported-by: Tester <tester@example.org>") != std::string::npos);
+
+  // Cut short after its last step had run but before its verdict was written: the same
+  // command continues, resumes that step's run (nothing left to measure) and ends the same.
+  state["status"] = "running";
+  state["first_bad"] = "";
+  state["steps"].back()["verdict"] = "";
+  ks::write_file(out / "bisect.json", state.dump(2));
+  started = Clock::now();
+  auto again = ks::test::ksandwich_in_cache(args);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 1);
+  CHECK(again.out.find("first bad commit: " + fifth) != std::string::npos);
+  auto resumed = json::parse(ks::read_file(out / "bisect.json"));
+  CHECK(resumed["steps"].size() == steps.size());
+  std::cout << "bisect: continued in " << seconds_since(started) << " s\n";
+
+  // Another bisection into the same directory is refused.
+  auto other = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[1], "--bad", bad, "--out", out.string()});
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("holds another bisection") != std::string::npos);
+}

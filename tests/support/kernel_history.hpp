@@ -1,0 +1,65 @@
+#pragma once
+// What the git-history integration tests share (nightly, bisect): the kernel git fixture,
+// the integration kernel cache, and `ksandwich` run against that cache.
+//
+// The fixture (tests/support/kernel_git_fixture.sh) is eight commits of the default kernel
+// source, each a comment in fs/btrfs, the fifth also planting udelay(200) in
+// btrfs_remap_file_range, kept from then on. Bisect runs over all eight; the nightly's six
+// nights are commits 2 to 7 (one a night, so the slowdown arrives on the fourth night).
+// Commit ids are fixed, so its kernels (the first commit as the baseline, each later one an
+// incremental build from it) stay in the cache between runs and the two tests share them.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "proc/runner.hpp"
+#include "source/source.hpp"
+#include "support/paths.hpp"
+#include "support/skip.hpp"
+#include "util/files.hpp"
+
+namespace ks::test {
+
+inline std::filesystem::path integration_cache() { return source::default_cache_root() / "integration"; }
+
+inline constexpr int kHistoryCommits = 8;
+inline constexpr int kSlowFrom = 5;  // 1-based: the fifth commit is the first slow one
+inline constexpr const char* kSlowSubject = "btrfs: wait 200us in btrfs_remap_file_range (planted slowdown)";
+
+inline std::filesystem::path history_fixture_dir() { return integration_cache() / "fixtures/remap-8-5-200us"; }
+
+inline void require_qemu_kernels() {
+  KS_SKIP_UNLESS(std::filesystem::exists("/usr/src/linux-source-6.1.tar.xz"),
+                 "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  for (const char* tool : {"git", "qemu-system-x86_64", "mkfs.btrfs", "make", "gcc", "flex", "bison", "bc", "cpio"})
+    KS_SKIP_UNLESS(proc::have_program(tool), std::string("needs ") + tool + " (tools/setup.sh)");
+  KS_SKIP_UNLESS(std::filesystem::exists("/bin/busybox"), "/bin/busybox is missing (apt-get install busybox-static)");
+  KS_SKIP_UNLESS(std::filesystem::exists(agent_binary()), "ksandwich-agent is not built");
+}
+
+// The fixture's commit ids, oldest first (made on first use, about a minute).
+inline std::vector<std::string> history_fixture() {
+  auto script = source_dir() / "tests/support/kernel_git_fixture.sh";
+  auto r = proc::run(proc::command({"bash", script.string(), history_fixture_dir().string(),
+                                    std::to_string(kHistoryCommits), std::to_string(kSlowFrom), "200"},
+                                   std::chrono::minutes(30)));
+  INFO(r.out << r.err);
+  REQUIRE(r.ok());
+  auto ids = split(trim(r.out), '\n');
+  REQUIRE(ids.size() == static_cast<size_t>(kHistoryCommits));
+  return ids;
+}
+
+// `ksandwich ARGS...` with the integration cache (cold: one full kernel build first).
+inline proc::Result ksandwich_in_cache(std::vector<std::string> args) {
+  args.insert(args.begin(), ksandwich_binary().string());
+  proc::Command cmd;
+  cmd.argv = args;
+  cmd.timeout = std::chrono::minutes(60);
+  cmd.env = {{"KSANDWICH_CACHE", integration_cache().string()}};
+  return proc::run(cmd);
+}
+
+}  // namespace ks::test
