@@ -85,6 +85,15 @@ TEST_CASE("bad experiments are refused with the field and the problem") {
   j = minimal_experiment();
   j["workloads"] = {{{"name", "fio"}}};
   CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/job"));
+
+  // A direct hit names a C identifier; a huge one is refused, not a stack overflow.
+  j = minimal_experiment();
+  j["direct_hits"] = {{{"function", "1btrfs"}}};
+  CHECK_THAT(parse_error_of(j), Catch::Contains("is not a function name"));
+  j["direct_hits"] = {{{"function", std::string(200000, 'x')}}};
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/direct_hits/0/function") && Catch::Contains("x...\" is not"));
+  j["direct_hits"] = {{{"function", "btrfs_remap_file_range"}}};
+  CHECK(parse(j).direct_hits.at(0).function == "btrfs_remap_file_range");
 }
 
 TEST_CASE("an arm's commit: the patched arm of a git source on qemu, never the control arm") {
