@@ -150,8 +150,20 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   CommitDiff d;
   d.commit = resolve_commit(base.origin, name);
   d.subject = trim(proc::run_checked(command({"git", "-C", base.origin, "log", "-1", "--format=%s", d.commit}, 1min)).out);
-  auto text = proc::run_checked(command({"git", "-C", base.origin, "diff", "--no-renames", "--no-color",
-                                         "--no-ext-diff", base.commit, d.commit}, 10min)).out;
+  // The same text from any clone and any user's git config (it is hashed into the kernel's
+  // cache key): full blob ids, fixed prefixes and algorithm, no renames, colour or drivers,
+  // and hunk headers without the function git names after them, which follows the
+  // checked-out .gitattributes (diff=cpp) and so differs between a clone with a work tree
+  // and one without.
+  auto raw = proc::run_checked(command({"git", "-C", base.origin, "diff", "--full-index", "--no-renames",
+                                        "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
+                                        "--diff-algorithm=myers", "--src-prefix=a/", "--dst-prefix=b/",
+                                        base.commit, d.commit}, 10min)).out;
+  auto lines = split(raw, '\n');
+  for (auto& line : lines)
+    if (auto end = starts_with(line, "@@ -") ? line.find(" @@", 4) : std::string::npos; end != std::string::npos)
+      line.resize(end + 3);
+  auto text = join(lines, "\n");
   d.empty = text.empty();
   d.diff = ensure_dir(cache_root / "commits") / (base.commit + ".." + d.commit + ".diff");
   if (try_read_file(d.diff).value_or("") != text || !fs::exists(d.diff)) write_file_atomic(d.diff, text);

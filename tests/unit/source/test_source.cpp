@@ -47,11 +47,12 @@ TEST_CASE("a later commit of a git source is the diff from the source's commit, 
     return ks::trim(r.out);
   };
   git({"init", "-q", "."});
-  ks::write_file(repo / "Makefile", "VERSION = 6\n");
+  const std::string head = "foo:\n\t1\n\t2\n\t3\n\t4\n";  // git would name `foo:` in the hunk header
+  ks::write_file(repo / "Makefile", head + "VERSION = 6\n");
   git({"add", "Makefile"});
   git({"commit", "-q", "-m", "base"});
   auto base_sha = git({"rev-parse", "HEAD"});
-  ks::write_file(repo / "Makefile", "VERSION = 7\n");
+  ks::write_file(repo / "Makefile", head + "VERSION = 7\n");
   git({"commit", "-q", "-am", "btrfs: the tip"});
   auto tip_sha = git({"rev-parse", "HEAD"});
 
@@ -64,6 +65,18 @@ TEST_CASE("a later commit of a git source is the diff from the source's commit, 
   auto text = ks::read_file(d.diff);
   CHECK(text.find("-VERSION = 6") != std::string::npos);
   CHECK(text.find("+VERSION = 7") != std::string::npos);
+  // Full blob ids: the text (hashed into the kernel's cache key) does not depend on how many
+  // objects a clone holds, which sets the abbreviation length.
+  auto index = text.substr(text.find("\nindex ") + 7, 81);
+  CHECK(index.find("..") == 40);
+
+  // Hunk headers carry no function name: git picks it by the checked-out .gitattributes.
+  CHECK(text.find("\n@@ -3,4 +3,4 @@\n") != std::string::npos);
+  // A user's git config and the work tree's attributes do not change it.
+  git({"config", "diff.noprefix", "true"});
+  git({"config", "diff.algorithm", "patience"});
+  ks::write_file(repo / ".git/info/attributes", "Makefile diff=cpp\n");
+  CHECK(ks::read_file(ks::source::commit_diff(base, "HEAD", tmp.path / "cache").diff) == text);
 
   auto same = ks::source::commit_diff(base, base_sha, tmp.path / "cache");
   CHECK(same.empty);
