@@ -156,6 +156,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
     base.repo_dir = context.repo_dir;
     base.config.fragments = {"btrfs-bench.config"};
     std::map<std::string, std::vector<std::string>> arm_patches;
+    std::map<std::string, std::string> arm_commit;  // an arm at a later commit of a git source
     std::vector<std::string> arm_order;
     if (!args->experiment.empty()) {
       fs::path file = args->experiment;
@@ -166,7 +167,9 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
       base.source = e.source;
       base.config = e.config;
       for (auto& [name, arm] : e.arms) {
-        arm_patches[name] = ks::kernel::request_for_arm(e, name, base.repo_dir, file.parent_path()).patches;
+        auto r = ks::kernel::request_for_arm(e, name, base.repo_dir, file.parent_path());
+        arm_patches[name] = r.patches;
+        arm_commit[name] = r.commit;
         if (name != "control") arm_order.push_back(name);
       }
       if (e.arms.count("control")) arm_order.insert(arm_order.begin(), "control");
@@ -208,6 +211,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
       auto request = base;
       request.arm = arm;
       request.patches = args->patches.empty() ? arm_patches[arm] : args->patches;
+      request.commit = arm_commit[arm];
       if (args->preflight) {
         identities[arm] = ks::kernel::preflight(request, progress);
       } else {

@@ -37,6 +37,7 @@ ExperimentInput read_input(const fs::path& file, const fs::path& repo_dir) {
     auto r = kernel::request_for_arm(e, arm, repo_dir, in.file.parent_path());
     nlohmann::json key{{"arm", arm},
                        {"source", {r.source.kind, r.source.path, r.source.commit}},
+                       {"commit", r.commit},
                        {"base", content_or_name(r.config.base)},
                        {"fragments", nlohmann::json::array()},
                        {"patches", nlohmann::json::array()}};

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "cluster/slurm.hpp"
+#include "support/temp_dir.hpp"
+#include "util/files.hpp"
 #include "util/error.hpp"
 
 using namespace ks::cluster;
@@ -109,4 +111,16 @@ TEST_CASE("an experiment's kernels are keyed by what the build reads; the host b
   CHECK(qemu.kernels[0].key != qemu.kernels[1].key);
   CHECK(read_input(configs / "default.json", KS_SOURCE_DIR).kernels[1].key == qemu.kernels[1].key);
   CHECK_THROWS_AS(read_input(configs / "no-such.json", KS_SOURCE_DIR), ks::UserError);
+
+  // An arm at a later commit: another commit is another kernel, the baseline the same one.
+  ks::test::TempDir tmp("ks-slurm-keys");
+  auto nightly = nlohmann::json::parse(ks::read_file(configs / "nightly-git.json"));
+  nightly["arms"]["patched"]["commit"] = "next";
+  ks::write_file(tmp.path / "next.json", nightly.dump());
+  auto master = read_input(configs / "nightly-git.json", KS_SOURCE_DIR);
+  auto next = read_input(tmp.path / "next.json", KS_SOURCE_DIR);
+  REQUIRE(master.kernels.size() == 2);
+  REQUIRE(next.kernels.size() == 2);
+  CHECK(master.kernels[0].key == next.kernels[0].key);
+  CHECK(master.kernels[1].key != next.kernels[1].key);
 }
