@@ -21,23 +21,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 json experiment(const fs::path& repo) {
-  return {{"name", "it-bisect"},
-          {"backend", "qemu"},
-          {"scheme", "confirm"},
-          {"min_blocks", 3},
-          {"max_blocks", 4},
-          // 7 rounds: a point is judged disturbed throughout (its block dropped) only from 8
-          // rounds on; points this short (5 s) often sit inside one slow stretch of a busy
-          // host, and a night that loses two of its four blocks has no interval.
-          {"rounds", 7},
-          {"cpu", 1},
-          {"point_timeout_s", 300},
-          {"qemu", {{"memory_mib", 1024}, {"vcpus", 1}}},
-          {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
-          {"source", {{"kind", "git"}, {"path", repo.string()}, {"commit", "HEAD"}}},
-          {"arms", {{"control", json::object()}, {"patched", json::object()}}},
-          {"workloads", {{{"name", "clone"}, {"ops", 500}}}},
-          {"direct_hits", {{{"function", "btrfs_remap_file_range"}, {"required", true}}}}};
+  auto e = ks::test::clone_confirm("it-bisect", repo.string(), "HEAD");
+  e["direct_hits"] = {{{"function", "btrfs_remap_file_range"}, {"required", true}}};
+  return e;
 }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }

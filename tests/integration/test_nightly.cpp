@@ -25,23 +25,10 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 json nightly_experiment(const std::string& baseline) {
-  return {{"name", "it-nightly"},
-          {"backend", "qemu"},
-          {"scheme", "confirm"},
-          {"min_blocks", 3},
-          {"max_blocks", 4},
-          // 7 rounds: a point is judged disturbed throughout (its block dropped) only from 8
-          // rounds on; points this short (5 s) often sit inside one slow stretch of a busy
-          // host, and a night that loses two of its four blocks has no interval.
-          {"rounds", 7},
-          {"cpu", 1},
-          {"point_timeout_s", 300},
-          {"qemu", {{"memory_mib", 1024}, {"vcpus", 1}}},
-          {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
-          // Relative: the tree beside the experiment file, as a lab machine would keep it.
-          {"source", {{"kind", "git"}, {"path", "linux"}, {"commit", baseline}}},
-          {"arms", {{"control", json::object()}, {"patched", {{"commit", "tip"}}}}},
-          {"workloads", {{{"name", "clone"}, {"ops", 500}}}}};
+  // Relative: the tree beside the experiment file, as a lab machine would keep it.
+  auto e = ks::test::clone_confirm("it-nightly", "linux", baseline);
+  e["arms"]["patched"]["commit"] = "tip";
+  return e;
 }
 
 struct Night {

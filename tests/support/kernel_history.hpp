@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,28 @@ inline std::vector<std::string> history_fixture() {
   auto ids = split(trim(r.out), '\n');
   REQUIRE(ids.size() == static_cast<size_t>(kHistoryCommits));
   return ids;
+}
+
+// The small qemu confirm both tests run on the fixture's git tree at PATH: clone only, 3 or 4
+// blocks, a point about 5 s. The planted delay makes a clone 5x slower; flat nights land
+// within 5-25% of 1.
+inline nlohmann::json clone_confirm(const std::string& name, const std::string& path, const std::string& commit) {
+  return {{"name", name},
+          {"backend", "qemu"},
+          {"scheme", "confirm"},
+          {"min_blocks", 3},
+          {"max_blocks", 4},
+          // 7 rounds: a point is judged disturbed throughout (its block dropped) only from 8
+          // rounds on; points this short often sit inside one slow stretch of a busy host, and
+          // a run that loses two of its four blocks has no interval.
+          {"rounds", 7},
+          {"cpu", 1},
+          {"point_timeout_s", 300},
+          {"qemu", {{"memory_mib", 1024}, {"vcpus", 1}}},
+          {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
+          {"source", {{"kind", "git"}, {"path", path}, {"commit", commit}}},
+          {"arms", {{"control", nlohmann::json::object()}, {"patched", nlohmann::json::object()}}},
+          {"workloads", {{{"name", "clone"}, {"ops", 500}}}}};
 }
 
 // `ksandwich ARGS...` with the integration cache (cold: one full kernel build first).
