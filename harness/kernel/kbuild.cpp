@@ -184,6 +184,7 @@ Inputs gather(const BuildRequest& request, const Progress& progress) {
            {"localversion", in.localversion}};
   for (auto& f : in.fragments) key["fragments"].push_back({f.name, f.sha256});
   for (auto& p : in.patches) key["patches"].push_back({p.file, p.sha256});
+  if (!in.commit.is_null()) key["commit"] = in.commit["sha"];  // also when its tree is the baseline's
   in.key = sha256_hex(key.dump()).substr(0, 20);
   in.dir = in.cache / "build" / (in.source.identity.version + in.localversion + "-" + in.key);
   return in;
@@ -646,7 +647,8 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     // The copied objects are newer than the patched sources' original times; make the
     // patched files newer than every object so Kbuild rebuilds exactly what they touch.
     auto now = fs::file_time_type::clock::now();
-    for (auto& f : patched_files) fs::last_write_time(tree / f, now);
+    std::error_code gone;  // a file the patches delete has no time to set
+    for (auto& f : patched_files) fs::last_write_time(tree / f, now, gone);
   } else {
     fs::create_directories(objdir);
   }

@@ -101,6 +101,7 @@ TEST_CASE("an arm at a later commit may change the release; the commit row names
   later["source"] = {{"kind", "git"}, {"version", "6.1.192"}, {"archive_sha256", ""}, {"commit", "aaaa1111"}};
   later["commit"] = {{"name", "master"}, {"sha", "bbbb2222"}, {"subject", "Linux 6.2-rc1"}, {"file", "git diff aaaa1111..bbbb2222"}};
   later["kernel_release"] = "6.2.0-rc1-ks-patched";
+  later["config"]["sha256"] = "dddd";  // new Kconfig symbols, a new version in its header
   auto control = identity("control");
   control["source"] = later["source"];
   auto lines = audit_lines(control, later);
@@ -108,9 +109,11 @@ TEST_CASE("an arm at a later commit may change the release; the commit row names
   CHECK(row(lines, "kernel release").note == "expected to differ (the patched arm is a later commit)");
   CHECK(row(lines, "commit").row.control == "aaaa1111");
   CHECK(row(lines, "commit").row.patched == "bbbb2222 Linux 6.2-rc1");
-  // Without a commit the same release difference still fails (a patch must not change it).
+  CHECK(row(lines, "config SHA-256 (normalized)").note == "may differ (the patched arm is a later commit)");
+  // Without a commit the same differences still fail (a patch must not change them).
   later.erase("commit");
   CHECK(row(audit_lines(control, later), "kernel release").row.status == "FAIL");
+  CHECK(row(audit_lines(control, later), "config SHA-256 (normalized)").row.status == "FAIL");
 }
 
 TEST_CASE("builds_json carries both identities and the audit rows", "[build][audit]") {
