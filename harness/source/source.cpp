@@ -155,18 +155,25 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   // and hunk headers without the function git names after them, which follows the
   // checked-out .gitattributes (diff=cpp) and so differs between a clone with a work tree
   // and one without.
-  auto raw = proc::run_checked(command({"git", "-C", base.origin, "diff", "--full-index", "--no-renames",
-                                        "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
-                                        "--diff-algorithm=myers", "--src-prefix=a/", "--dst-prefix=b/",
-                                        base.commit, d.commit}, 10min)).out;
+  auto raw = proc::run_checked(command({"git", "-C", base.origin, "-c", "diff.suppressBlankEmpty=false", "diff",
+                                        "--full-index", "--no-renames", "--no-color", "--no-ext-diff",
+                                        "--no-textconv", "--no-relative", "--diff-algorithm=myers",
+                                        "--indent-heuristic", "-U3", "--inter-hunk-context=0", "-O/dev/null",
+                                        "--src-prefix=a/", "--dst-prefix=b/", base.commit, d.commit}, 10min)).out;
   auto lines = split(raw, '\n');
-  for (auto& line : lines)
+  for (auto& line : lines) {
+    // patch(1) skips a binary change without a word: the tree would not be the commit's.
+    if (starts_with(line, "Binary files "))
+      throw UserError("commit " + d.commit.substr(0, 12) + " changes a binary file since " + base.commit.substr(0, 12) +
+                          " (" + line + "), which patch(1) cannot apply",
+                      "choose a baseline (source.commit) closer to it, or a commit without binary changes");
     if (auto end = starts_with(line, "@@ -") ? line.find(" @@", 4) : std::string::npos; end != std::string::npos)
       line.resize(end + 3);
+  }
   auto text = join(lines, "\n");
   d.empty = text.empty();
   d.diff = ensure_dir(cache_root / "commits") / (base.commit + ".." + d.commit + ".diff");
-  if (try_read_file(d.diff).value_or("") != text || !fs::exists(d.diff)) write_file_atomic(d.diff, text);
+  if (try_read_file(d.diff) != text) write_file_atomic(d.diff, text);
   return d;
 }
 

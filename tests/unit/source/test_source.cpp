@@ -82,6 +82,12 @@ TEST_CASE("a later commit of a git source is the diff from the source's commit, 
   CHECK(same.empty);
   CHECK(ks::read_file(same.diff).empty());
   CHECK_THROWS_AS(ks::source::commit_diff(base, "no-such-branch", tmp.path / "cache"), ks::UserError);
+  // A binary change cannot go through patch(1): refused, not silently left out.
+  ks::write_file(repo / "logo.bin", std::string("\0\1\2binary", 9));
+  git({"add", "logo.bin"});
+  git({"commit", "-q", "-m", "a logo"});
+  CHECK_THROWS_WITH(ks::source::commit_diff(base, "HEAD", tmp.path / "cache"),
+                    Catch::Contains("changes a binary file") && Catch::Contains("logo.bin"));
   ks::source::SourceIdentity tarball{"debian", "/usr/src/linux-source-6.1.tar.xz", "6.1", "abcd", "", ""};
   CHECK_THROWS_AS(ks::source::commit_diff(tarball, "HEAD", tmp.path / "cache"), ks::UserError);
 }
