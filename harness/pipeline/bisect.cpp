@@ -59,6 +59,11 @@ std::vector<bisect::Commit> commits_between(const std::string& repo, const bisec
   return out;
 }
 
+// Where step INDEX of COMMIT keeps its run: always under OUT/steps, never a path from the file.
+fs::path step_dir(const fs::path& out, size_t index, const std::string& commit) {
+  return out / "steps" / fmt::format("{:02}-{}", index, commit.substr(0, 12));
+}
+
 void save(const fs::path& dir, const bisect::State& s) {
   write_file_atomic(dir / kStateFile, json(s).dump(2) + "\n");
 }
@@ -80,9 +85,20 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
   if (s.good.sha != fresh.good.sha) differ.push_back("good " + s.good.sha.substr(0, 12));
   if (s.bad.sha != fresh.bad.sha) differ.push_back("bad " + s.bad.sha.substr(0, 12));
   if (s.experiment_sha256 != fresh.experiment_sha256) differ.push_back("the experiment " + s.experiment + " as it was then");
+  std::vector<std::string> ids, fresh_ids;
+  for (auto& c : s.commits) ids.push_back(c.sha);
+  for (auto& c : fresh.commits) fresh_ids.push_back(c.sha);
+  if (ids != fresh_ids) differ.push_back("the commits good..bad");
   if (!differ.empty())
     throw UserError(o.out_dir.string() + " holds another bisection (" + join(differ, ", ") + ")",
                     "rerun it with the same experiment, --good and --bad to continue, or choose a new --out DIR");
+  // The file may have been edited: a step's directory (removed and rewritten when its run
+  // restarts) must be the one this command would have chosen.
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    if (fs::path(s.steps[i].dir) != step_dir(o.out_dir, i, s.steps[i].commit))
+      throw UserError(file.string() + ": step " + std::to_string(i) + " names the directory " + s.steps[i].dir +
+                          ", not " + step_dir(o.out_dir, i, s.steps[i].commit).string(),
+                      "restore bisect.json as ksandwich wrote it, or start again with a new --out DIR");
   return s;
 }
 
@@ -159,7 +175,7 @@ bisect::Step& open_step(bisect::State& s, const fs::path& out, const std::string
   bisect::Step step;
   step.role = role;
   step.commit = commit;
-  step.dir = (out / "steps" / fmt::format("{:02}-{}", s.steps.size(), commit.substr(0, 12))).string();
+  step.dir = step_dir(out, s.steps.size(), commit).string();
   s.steps.push_back(step);
   save(out, s);
   return s.steps.back();
@@ -213,7 +229,8 @@ int bisect(const BisectOptions& o) {
   if (e.source.kind != "git")
     throw UserError("bisect needs a git source: " + o.experiment_file.string() + " has source.kind `" +
                         e.source.kind + "`",
-                    "set \"source\": {\"kind\": \"git\", \"path\": \"/path/to/linux\"} in the experiment");
+                    "set \"source\": {\"kind\": \"git\", \"path\": \"/path/to/linux\", \"commit\": \"HEAD\"} in the experiment "
+                    "(bisect builds --good as the control arm)");
   if (e.backend == "host")
     throw UserError("bisect builds a kernel per commit: the host backend runs only the kernel booted now",
                     "use \"backend\": \"qemu\" in the experiment");

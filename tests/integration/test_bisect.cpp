@@ -89,6 +89,16 @@ TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names 
   CHECK(resumed["steps"].size() == steps.size());
   std::cout << "bisect: continued in " << seconds_since(started) << " s\n";
 
+  // A state file edited to send a step's run elsewhere (it is removed when the run restarts)
+  // is refused before anything is touched.
+  auto edited = resumed;
+  edited["steps"].back()["dir"] = (tmp.path / "elsewhere").string();
+  ks::write_file(out / "bisect.json", edited.dump(2));
+  auto refused = ks::test::ksandwich_in_cache(args);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("names the directory") != std::string::npos);
+  ks::write_file(out / "bisect.json", resumed.dump(2));
+
   // Another bisection into the same directory is refused.
   auto other = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[1], "--bad", bad, "--out", out.string()});
   CHECK(other.exit_code == 2);
