@@ -154,7 +154,7 @@ void killed_run_is_cleaned_up(const std::string& kind) {
 
 }  // namespace
 
-TEST_CASE("a SIGKILLed host run leaves its mount, device and knob; `ksandwich cleanup` removes them") {
+TEST_CASE("a SIGKILLed host run leaves its mount, device and knob, `ksandwich cleanup` removes them") {
   ks::test::require_host_sandwich();
   KS_SKIP_UNLESS(fs::exists(kKnob), std::string(kKnob) + " does not exist on this kernel");
   int ran = 0;

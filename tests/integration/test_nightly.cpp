@@ -69,7 +69,7 @@ json trend(const fs::path& history, const std::string& format) {
 
 }  // namespace
 
-TEST_CASE("nightly: six nights of a branch, a slowdown from the fourth; trend names that night and its commits") {
+TEST_CASE("nightly: six nights of a branch, a slowdown from the fourth, trend names that night and its commits") {
   ks::test::require_qemu_kernels();
   ks::test::require_root("brd, QEMU's storage and the run lock");
   auto ids = ks::test::history_fixture();

@@ -32,7 +32,7 @@ TEST_CASE("the probe firmware runs a guest under TCG and exits through isa-debug
   CHECK_FALSE(r.timed_out);
 }
 
-TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered; kvm asked for is exit 2") {
+TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered, kvm asked for is exit 2") {
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");
   ks::test::TempDir tmp("ks-accel");
   ScopedEnv env(ks::test::broken_kvm_env(tmp.path));

@@ -37,7 +37,7 @@ TEST_CASE("analysis: exit code 0 on no change, improvement or an immaterial regr
   CHECK(analysis::exit_code_for(b) == 0);
 }
 
-TEST_CASE("analysis: a failed point drops its block; the regression still shows", "[analysis]") {
+TEST_CASE("analysis: a failed point drops its block, the regression still shows", "[analysis]") {
   // The old exit_code_for returned 3 for any failed point, hiding a regression.
   auto s = test::synthetic(test::confirm_arms(6), 1000, 1200, 0.003, 0.005, 10, 35);
   s.points[3].status = "failed";

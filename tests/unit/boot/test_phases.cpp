@@ -58,7 +58,7 @@ TEST_CASE("phases: the guest's results port names each phase of a point once") {
                                                          "workload 2 of 2: dedupe", "tracing", "shutting down"});
 }
 
-TEST_CASE("phases: records arrive in pieces; a line counts when it is whole, garbage is skipped") {
+TEST_CASE("phases: records arrive in pieces, a line counts when it is whole, garbage is skipped") {
   PhaseTracker tracker(two_workloads());
   std::string all = kResults;
   std::vector<Phase> phases;

@@ -82,7 +82,7 @@ TEST_CASE("qemu argv pinned: the whole command runs under taskset on the experim
         std::vector<std::string>{"taskset", "-c", "1", "qemu-system-x86_64"});
 }
 
-TEST_CASE("qemu argv with an NVMe drive: a raw file behind an nvme device; commas escaped") {
+TEST_CASE("qemu argv with an NVMe drive: a raw file behind an nvme device, commas escaped") {
   auto s = spec();
   s.nvme_image = "/dev/shm/a,b.img";
   s.results = "/out/x,y/results.jsonl";
@@ -103,7 +103,7 @@ TEST_CASE("guest kernel command line: panic=-1 and preempt=none and the brd size
   CHECK(guest_cmdline(nvme, nvme.arms.at("control")) == "console=ttyS0 panic=-1 preempt=none random.trust_cpu=on");
 }
 
-TEST_CASE("guest storage: auto and brd are /dev/ram0 and nvme is /dev/nvme0n1; other kinds are refused") {
+TEST_CASE("guest storage: auto and brd are /dev/ram0 and nvme is /dev/nvme0n1, other kinds are refused") {
   ks::experiment::Storage s;
   s.kind = "auto";
   CHECK(guest_storage(s).device == "/dev/ram0");

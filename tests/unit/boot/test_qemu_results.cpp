@@ -56,7 +56,7 @@ TEST_CASE("results stream: guest and storage records then agent records tagged w
   CHECK(r.unreadable_lines == 0);
 }
 
-TEST_CASE("results stream: a line cut by a kill is counted but not fatal; no exit record stays unknown") {
+TEST_CASE("results stream: a line cut by a kill is counted but not fatal, no exit record stays unknown") {
   auto r = parse_guest_results(std::string(kGuest) + "\n{\"type\":\"workload\",\"id\":\"clone\"}\n{\"type\":\"rou");
   CHECK_FALSE(r.guest.is_null());
   CHECK(r.unreadable_lines == 1);

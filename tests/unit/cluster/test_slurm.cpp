@@ -99,7 +99,7 @@ TEST_CASE("the submit manifest round-trips through JSON") {
   CHECK(back.experiments[0].patch_subject == "[PATCH 1/2] btrfs: x");
 }
 
-TEST_CASE("an experiment's kernels are keyed by what the build reads; the host backend builds none") {
+TEST_CASE("an experiment's kernels are keyed by what the build reads, the host backend builds none") {
   auto configs = std::filesystem::path(KS_SOURCE_DIR) / "configs/experiments";
   auto host = read_input(configs / "host-clone.json", KS_SOURCE_DIR);
   CHECK(host.name == "host-clone");

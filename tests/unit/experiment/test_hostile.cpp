@@ -101,7 +101,7 @@ TEST_CASE("hostile: numbers never wrap, round or go negative into unsigned field
   CHECK(parse(j).workloads[0].ops == 3);
 }
 
-TEST_CASE("hostile: NUL bytes, \\u0000, duplicate keys and deep nesting are refused") {
+TEST_CASE("hostile: NUL bytes, escaped NULs, duplicate keys and deep nesting are refused") {
   CHECK(text_error_of(kMinimalText) == "(no error)");
   SECTION("a raw NUL byte, even after the document") {
     std::string text = kMinimalText + std::string(1, '\0') + "{\"rounds\": 0}";

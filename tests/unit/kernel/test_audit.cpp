@@ -40,7 +40,7 @@ const AuditLine& row(const std::vector<AuditLine>& lines, const std::string& fie
 
 }  // namespace
 
-TEST_CASE("matched builds pass every row; patches, release and bzImage may differ", "[build][audit]") {
+TEST_CASE("matched builds pass every row, patches, release and bzImage may differ", "[build][audit]") {
   auto lines = audit_lines(identity("control"), patched_identity());
   CHECK(all_pass(lines));
   CHECK(lines.size() == 13);
@@ -96,7 +96,7 @@ TEST_CASE("a release that differs beyond LOCALVERSION fails", "[build][audit]") 
   CHECK(release.row.status == "FAIL");
 }
 
-TEST_CASE("an arm at a later commit may change the release; the commit row names it", "[build][audit]") {
+TEST_CASE("an arm at a later commit may change the release, the commit row names it", "[build][audit]") {
   auto later = identity("patched");
   later["source"] = {{"kind", "git"}, {"version", "6.1.192"}, {"archive_sha256", ""}, {"commit", "aaaa1111"}};
   later["commit"] = {{"name", "master"}, {"sha", "bbbb2222"}, {"subject", "Linux 6.2-rc1"}, {"file", "git diff aaaa1111..bbbb2222"}};

@@ -18,7 +18,7 @@ TEST_CASE("doctor: a source tree has tools/setup.sh, an installed data directory
   CHECK_FALSE(ks::machine::is_source_tree(""));
 }
 
-TEST_CASE("doctor: installed, no fix says tools/setup.sh; each names its package") {
+TEST_CASE("doctor: installed, no fix says tools/setup.sh, each names its package") {
   auto installed = ks::machine::doctor_checks(false);
   std::map<std::string, std::string> fix;
   for (auto& c : installed) {

@@ -17,7 +17,7 @@ TEST_CASE("environment differences name the fields that should match") {
   CHECK(d[0] == "governor: \"performance\" vs \"powersave\"");
 }
 
-TEST_CASE("tsc-early and tsc are the same counter; another clock source is a difference") {
+TEST_CASE("tsc-early and tsc are the same counter, another clock source is a difference") {
   nlohmann::json a{{"clocksource", "tsc"}}, b{{"clocksource", "tsc-early"}};
   CHECK(ks::machine::environment_differences(a, b).empty());
   b["clocksource"] = "hpet";

@@ -4,7 +4,7 @@
 
 using nlohmann::json;
 
-TEST_CASE("agent round records become rows; other records are skipped") {
+TEST_CASE("agent round records become rows, other records are skipped") {
   std::vector<json> records = {
       json::parse(R"({"type": "start", "workload": "clone"})"),
       json::parse(R"({"type": "round", "workload": "clone", "workload_id": "clone-8k", "round": 0,

@@ -270,7 +270,7 @@ TEST_CASE("run: a failed point with continue_on_failure false stops the run, exi
   CHECK(fs::exists(run.out / "report.txt"));
 }
 
-TEST_CASE("run: with continue_on_failure the run goes on; a confirm run drops the failed block and lists it") {
+TEST_CASE("run: with continue_on_failure the run goes on, a confirm run drops the failed block and lists it") {
   Run run(confirm_experiment());
   FakeOptions options;
   options.faults[2] = Fault::fail;  // the first point of block 1
@@ -329,7 +329,7 @@ TEST_CASE("run: a point that hangs is a failed point with what it measured befor
   CHECK(backend->points_run == std::vector<int>{0, 1, 2});
 }
 
-TEST_CASE("run: Interrupted propagates; --resume reruns only the unfinished points and keeps the rest") {
+TEST_CASE("run: Interrupted propagates, --resume reruns only the unfinished points and keeps the rest") {
   Run run(screen_experiment());
   FakeOptions options;
   options.faults[1] = Fault::interrupt;
@@ -366,7 +366,7 @@ TEST_CASE("run: --resume reruns a failed point") {
   for (auto& p : run.bundle().points) CHECK(p.status == "ok");
 }
 
-TEST_CASE("run: --resume refuses another experiment file and an unknown schema_version; the rest stays") {
+TEST_CASE("run: --resume refuses another experiment file and an unknown schema_version, the rest stays") {
   Run run(screen_experiment());
   FakeOptions options;
   options.faults[2] = Fault::interrupt;

@@ -227,7 +227,7 @@ TEST_CASE("text: the reply block quotes the patch and adds Tested-by only when a
   CHECK_THAT(invalid, !Contains("Tested-by:"));
 }
 
-TEST_CASE("text: one quote per patch of a series; no reply without a Message-ID") {
+TEST_CASE("text: one quote per patch of a series, no reply without a Message-ID") {
   auto b = ks::test::make_sample_bundle();
   auto second = b.builds["patched"]["patches"][0];
   second["subject"] = "[PATCH v2 2/2] btrfs: second part";
