@@ -71,9 +71,12 @@ Classification classify(const std::vector<Effect>& regressed, const std::vector<
     }
     const Effect& e = *it;
     double worse = worse_log(e.ratio, e.higher_is_better);
-    if (e.verdict == "REGRESSION" && worse >= half)
-      return {"bad", fmt::format("{} {} vs good: a material regression of at least half the "
-                                 "good-to-bad {}", r.workload, percent(e.ratio), percent(r.ratio))};
+    // The better end of the interval: at or beyond half the effect, the regression is there.
+    double better_end = worse_log(e.higher_is_better ? e.high : e.low, e.higher_is_better);
+    if ((e.verdict == "REGRESSION" && worse >= half) ||
+        (e.verdict != "INVALID" && e.has_interval && better_end >= half))
+      return {"bad", fmt::format("{} {} vs good ({}): at least half the good-to-bad {}", r.workload,
+                                 percent(e.ratio), e.verdict, percent(r.ratio))};
     // The worse end of the interval: below half the effect, the regression is not there.
     double worse_end = worse_log(e.higher_is_better ? e.low : e.high, e.higher_is_better);
     bool good = e.verdict == "NO_CHANGE" || e.verdict == "IMPROVEMENT" ||
@@ -98,9 +101,14 @@ std::vector<Effect> regressed_effects(const State& state) {
 }
 
 Next next_step(const State& state) {
-  std::map<std::string, std::string> verdict;
-  for (auto& s : state.steps)
-    if (s.role == "candidate" && !s.verdict.empty()) verdict[s.commit] = s.verdict;  // else still running
+  std::map<std::string, std::string> verdict;  // each commit's latest
+  std::map<std::string, int> runs_skipped;     // finished runs that ended in a skip
+  std::map<std::string, bool> unrunnable;      // skipped without a run (its build failed)
+  for (auto& s : state.steps) {
+    if (s.role != "candidate" || s.verdict.empty()) continue;  // still running
+    verdict[s.commit] = s.verdict;
+    if (s.verdict == "skip") (s.run_exit >= 0 ? runs_skipped[s.commit]++ : unrunnable[s.commit] = true);
+  }
   const size_t n = state.commits.size();
   // Open: [lo, hi) before the first known bad commit (the last one, bad, is known).
   size_t lo = 0, hi = n ? n - 1 : 0;
@@ -112,19 +120,22 @@ Next next_step(const State& state) {
   }
   Next next;
   next.first_bad = hi;
-  std::optional<size_t> best;
-  double middle = (static_cast<double>(lo) + static_cast<double>(hi) - 1) / 2;
+  const double middle = (static_cast<double>(lo) + static_cast<double>(hi) - 1) / 2;
+  auto nearer = [&](size_t i, const std::optional<size_t>& best) {
+    return !best || std::abs(static_cast<double>(i) - middle) < std::abs(static_cast<double>(*best) - middle);
+  };
+  std::optional<size_t> untested, rerun;
   for (size_t i = lo; i < hi; ++i) {
-    auto it = verdict.find(state.commits[i].sha);
-    if (it != verdict.end()) {  // measured here and still open: only a skip can be
-      next.suspects.push_back(i);
+    const auto& sha = state.commits[i].sha;
+    if (!verdict.count(sha)) {
+      if (nearer(i, untested)) untested = i;
       continue;
     }
-    if (!best || std::abs(static_cast<double>(i) - middle) < std::abs(static_cast<double>(*best) - middle))
-      best = i;
+    next.suspects.push_back(i);  // measured here and still open: only a skip can be
+    if (!unrunnable[sha] && runs_skipped[sha] < kRunsPerCommit && nearer(i, rerun)) rerun = i;
   }
-  next.candidate = best;
-  if (best || next.suspects.empty()) next.suspects.clear();
+  next.candidate = untested ? untested : rerun;
+  if (next.candidate || next.suspects.empty()) next.suspects.clear();
   else next.suspects.push_back(hi);
   return next;
 }
@@ -174,15 +185,17 @@ std::string reply_text(const State& state, const std::string& reported_by) {
   }
   out += "Good to bad, measured first (bad vs good):\n";
   for (auto& e : regressed) out += "  " + effect_line(e) + "\n";
-  if (found)
-    for (auto& s : state.steps)
-      if (s.role == "candidate" && s.commit == state.first_bad) {
-        out += fmt::format("At {} (vs good):\n", first.sha.substr(0, 12));
-        for (auto& e : s.effects) out += "  " + effect_line(e) + "\n";
-      }
+  const Step* at_first = nullptr;  // its latest step: the one that made it bad
+  for (auto& s : state.steps)
+    if (found && s.role == "candidate" && s.commit == state.first_bad) at_first = &s;
+  if (at_first) {
+    out += fmt::format("At {} (vs good):\n", first.sha.substr(0, 12));
+    for (auto& e : at_first->effects) out += "  " + effect_line(e) + "\n";
+  }
   out += "\nEach step was a confirm run (paired blocks, stopped sequentially) of the\n"
-         "candidate against the good kernel: bad at a material regression of at least\n"
-         "half the good-to-bad effect, good when equivalent, skipped otherwise.\n\n";
+         "candidate against the good kernel: bad at a regression of at least half the\n"
+         "good-to-bad effect, good when clearly below that, skipped otherwise (a commit\n"
+         "skipped after a finished run was measured once more).\n\n";
   int n = 0;
   for (auto& s : state.steps) {
     std::string figures;

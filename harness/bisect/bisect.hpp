@@ -6,11 +6,15 @@
 // A step compares a candidate against the good kernel with the confirm scheme. It is
 //   bad  when a workload that regressed from good to bad shows a material REGRESSION whose
 //        estimate is at least half the good-to-bad effect (on the log scale, worse
-//        direction);
+//        direction), or whose interval lies wholly beyond half the effect (a run that
+//        stopped at its cap with INCONCLUSIVE can still show that);
 //   good when every such workload is NO_CHANGE or IMPROVEMENT, or its interval excludes
 //        half the effect (whatever it shows is clearly smaller than the regression);
 //   skip (git bisect's 125) otherwise: INVALID, a build that failed, or inconclusive at
 //        the run's cap.
+// A commit skipped after a finished run (noise, not a broken build) is measured once more,
+// as a new step, before the bisection settles for several suspects: on a busy host one
+// short run in a handful loses blocks to a slow stretch, and the next run is independent.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -93,14 +97,19 @@ Classification classify(const std::vector<Effect>& regressed, const std::vector<
 // The regressed effects of the initial step (empty when it showed no regression).
 std::vector<Effect> regressed_effects(const State& state);
 
+// How many finished runs a commit gets before its skip stands.
+inline constexpr int kRunsPerCommit = 2;
+
 struct Next {
   std::optional<size_t> candidate;    // index into commits to measure next
   size_t first_bad = 0;               // when no candidate is left: the first bad commit
   std::vector<size_t> suspects;       // ... or, with skips in the way, every commit it may be
 };
 
-// The next commit to measure: the untested, unskipped commit nearest the middle of what
-// is still open (after the last good, before the first bad), so each step halves it.
+// The next commit to measure: the untested commit nearest the middle of what is still open
+// (after the last good, before the first bad), so each step halves it; when none is left,
+// a commit in there skipped after a finished run fewer than kRunsPerCommit times. A
+// commit's latest verdict is the one that counts.
 Next next_step(const State& state);
 
 // "+68.2%" for a ratio 1.682.

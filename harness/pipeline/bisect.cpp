@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -280,8 +281,12 @@ int bisect(const BisectOptions& o) {
       }
       return finish(o, s);
     }
-    auto& step = open_step(s, o.out_dir, "candidate", s.commits[*next.candidate].sha);
-    fmt::print(stderr, "bisect: measuring {} against good\n", bisect::commit_reference(s.commits[*next.candidate]));
+    const auto& commit = s.commits[*next.candidate];
+    bool again = std::any_of(s.steps.begin(), s.steps.end(),
+                             [&](const bisect::Step& t) { return t.commit == commit.sha && !t.verdict.empty(); });
+    auto& step = open_step(s, o.out_dir, "candidate", commit.sha);
+    fmt::print(stderr, "bisect: measuring {} against good{}\n", bisect::commit_reference(commit),
+               again ? " again (its run was skipped)" : "");
     if (driver.measure(step)) {  // measured (else decided without a run: same tree, failed build)
       auto c = bisect::classify(regressed, step.effects);
       step.verdict = c.verdict;

@@ -3,7 +3,10 @@
 // in about log2(n) steps), the state file, and the reply naming the commit.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <random>
 #include <string>
 
 #include "bisect/bisect.hpp"
@@ -50,8 +53,10 @@ bisect::State state_of(int n) {
   return s;
 }
 
-void add_step(bisect::State& s, size_t index, const std::string& verdict) {
+// RUN_EXIT -1: decided without a run (a build that failed); 4: a run that ended inconclusive.
+void add_step(bisect::State& s, size_t index, const std::string& verdict, int run_exit = -1) {
   bisect::Step step;
+  step.run_exit = run_exit;
   step.role = "candidate";
   step.commit = s.commits[index].sha;
   step.verdict = verdict;
@@ -70,6 +75,12 @@ TEST_CASE("bisect: a step is bad at a material regression of at least half the g
   CHECK(bisect::classify(regressed, {effect("REGRESSION", 1.10, 1.05, 1.15)}).verdict == "good");
   // Smaller than half, but the interval reaches past it: cannot tell.
   CHECK(bisect::classify(regressed, {effect("REGRESSION", 1.25, 1.05, 1.45)}).verdict == "skip");
+  // A run stopped at its cap undecided whose whole interval lies beyond half the effect.
+  auto capped = bisect::classify(regressed, {effect("INCONCLUSIVE", 1.6, 1.35, 1.9)});
+  CHECK(capped.verdict == "bad");
+  CHECK(capped.reason.find("INCONCLUSIVE") != std::string::npos);
+  CHECK(bisect::classify(regressed, {effect("INCONCLUSIVE", 1.6, 1.25, 1.9)}).verdict == "skip");
+  CHECK(bisect::classify(regressed, {effect("INVALID", 1.6, 1.35, 1.9)}).verdict == "skip");
 }
 
 TEST_CASE("bisect: a step is good when equivalent, skipped when inconclusive or invalid") {
@@ -158,6 +169,73 @@ TEST_CASE("bisect: skipped commits are stepped around, and in the way they leave
   auto next = bisect::next_step(t);
   CHECK_FALSE(next.candidate);
   CHECK(next.suspects == std::vector<size_t>{3, 4});
+}
+
+TEST_CASE("bisect: a commit skipped after a finished run is measured once more before suspects are left") {
+  // Good up to index 2, index 4 bad, index 3 skipped by a run: it is measured again.
+  auto t = state_of(7);
+  add_step(t, 2, "good");
+  add_step(t, 4, "bad");
+  add_step(t, 3, "skip", 4);
+  auto next = bisect::next_step(t);
+  REQUIRE(next.candidate);
+  CHECK(*next.candidate == 3);
+  CHECK(next.suspects.empty());
+
+  // Its second run decides: the latest verdict counts.
+  auto bad = t;
+  add_step(bad, 3, "bad", 1);
+  next = bisect::next_step(bad);
+  CHECK_FALSE(next.candidate);
+  CHECK(next.suspects.empty());
+  CHECK(next.first_bad == 3);
+
+  // Skipped twice: it stands, and the suspects are left.
+  add_step(t, 3, "skip", 4);
+  next = bisect::next_step(t);
+  CHECK_FALSE(next.candidate);
+  CHECK(next.suspects == std::vector<size_t>{3, 4});
+
+  // Untested commits come before a second run of a skipped one.
+  auto u = state_of(7);
+  add_step(u, 3, "skip", 4);
+  next = bisect::next_step(u);
+  REQUIRE(next.candidate);
+  CHECK(*next.candidate != 3);
+}
+
+TEST_CASE("bisect: runs skipped at random (seeded) rarely leave suspects, and a found commit is always right") {
+  // Each run is skipped with probability P (a noisy host), else right. With one run a
+  // commit, any skip next to the first bad commit leaves suspects; with a second run a
+  // commit only two skips in a row do.
+  std::mt19937_64 rng(20261201);
+  const double p = 0.2;
+  const int trials = 4000;
+  int found = 0, ambiguous = 0, wrong = 0, runs = 0;
+  for (int t = 0; t < trials; ++t) {
+    const int n = 2 + static_cast<int>(rng() % 31);
+    const size_t first = rng() % n;
+    auto s = state_of(n);
+    std::optional<size_t> c;
+    while ((c = bisect::next_step(s).candidate)) {
+      ++runs;
+      bool skipped = std::bernoulli_distribution(p)(rng);
+      add_step(s, *c, skipped ? "skip" : *c >= first ? "bad" : "good", skipped ? 4 : 0);
+    }
+    auto next = bisect::next_step(s);
+    if (next.suspects.empty()) {
+      ++found;
+      wrong += next.first_bad != first;
+    } else {
+      ++ambiguous;
+      CHECK(std::find(next.suspects.begin(), next.suspects.end(), first) != next.suspects.end());
+    }
+  }
+  std::cout << "bisect simulation: p(skip) " << p << ", " << trials << " bisections of 2-32 commits: " << found
+            << " found, " << ambiguous << " ambiguous, " << wrong << " wrong, " << runs << " runs\n";
+  CHECK(wrong == 0);
+  // Suspects need two skips of one commit next to the first bad one: at most about 2 p^2.
+  CHECK(ambiguous < 2 * p * p * trials);
 }
 
 TEST_CASE("bisect: a step cut short (no verdict yet) is the one measured next") {
