@@ -55,9 +55,10 @@ struct Step {
   std::vector<Effect> effects;
   double seconds = 0;   // build + run, wall clock
   double build_seconds = 0;
+  std::string measured_in;  // the run directory it was copied from (--measured), else empty
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Step, role, commit, dir, verdict, reason, run_exit,
-                                                effects, seconds, build_seconds)
+                                                effects, seconds, build_seconds, measured_in)
 
 // DIR/bisect.json.
 struct State {

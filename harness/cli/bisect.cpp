@@ -13,7 +13,8 @@ void set_bisect_command(CLI::App& app, Context& context) {
       "bisect", "find the first commit of the experiment's git source that is materially slower than "
                 "--good (exit 1 when named; rerun the same command to continue an interrupted one)");
   struct Args {
-    std::string experiment, out, good, bad, reported_by;
+    std::string experiment, out, good, bad, reported_by, write_experiments;
+    std::vector<std::string> measured;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("experiment", args->experiment, "experiment file with \"source\": {\"kind\": \"git\", ...}")
@@ -24,6 +25,13 @@ void set_bisect_command(CLI::App& app, Context& context) {
                   "directory for bisect.json, reply.txt and each step's run (default "
                   "results/<name>-bisect-<time>); the same DIR continues a bisection");
   cmd->add_option("--reported-by", args->reported_by, "\"Name <email>\" for the reply's Reported-by:");
+  cmd->add_option("--write-experiments", args->write_experiments,
+                  "measure nothing: write each commit's step experiment into this new directory, to fan "
+                  "them out with `ksandwich submit --slurm DIR/*.json`")
+      ->excludes("--out");
+  cmd->add_option("--measured", args->measured,
+                  "a directory of finished runs (a submit directory, another bisection): a step whose "
+                  "experiment ran there takes that run instead of measuring (repeatable)");
   cmd->callback([args, &context] {
     auto run_options = fresh_run_options(args->experiment, args->out, "-bisect");
     pipeline::BisectOptions o;
@@ -39,6 +47,21 @@ void set_bisect_command(CLI::App& app, Context& context) {
     if (!std::filesystem::is_regular_file(o.experiment_file))
       throw UserError("experiment file " + args->experiment + " does not exist",
                       "pass an experiment with a git source, e.g. one written from configs/experiments/");
+    for (auto& dir : args->measured) {
+      if (!std::filesystem::is_directory(dir))
+        throw UserError("--measured " + dir + " is not a directory",
+                        "name the directory `ksandwich submit` or an earlier bisection wrote");
+      o.measured.push_back(std::filesystem::absolute(dir).lexically_normal());
+    }
+    if (!args->write_experiments.empty()) {
+      if (!o.measured.empty())
+        throw UserError("--write-experiments measures nothing, so --measured has no use with it",
+                        "drop --measured, or bisect without --write-experiments");
+      auto dir = std::filesystem::absolute(args->write_experiments).lexically_normal();
+      check_output_dir(dir, "--write-experiments");
+      context.exit_code = pipeline::write_bisect_experiments(o, dir);
+      return;
+    }
     context.exit_code = pipeline::bisect(o);
   });
 }

@@ -13,28 +13,8 @@
 #include "util/hash.hpp"
 
 namespace ks::cli {
-namespace {
-
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// The experiment as JSON with every relative file it names (source, config base,
-// fragments, the control's patches) made absolute the way a build resolves it, so the
-// series' experiments, written elsewhere, name the same files.
-json absolute_base(const experiment::Experiment& e, const fs::path& file, const fs::path& repo_dir) {
-  auto r = kernel::request_for_arm(e, "control", repo_dir, file.parent_path());
-  json base = e.raw;
-  if (base.contains("source") && base["source"].contains("path")) base["source"]["path"] = r.source.path;
-  if (base.contains("config")) {
-    if (base["config"].contains("base")) base["config"]["base"] = r.config.base;
-    if (base["config"].contains("fragments")) base["config"]["fragments"] = r.config.fragments;
-  }
-  if (base.contains("arms") && base["arms"].contains("control") && base["arms"]["control"].contains("patches"))
-    base["arms"]["control"]["patches"] = r.patches;
-  return base;
-}
-
-}  // namespace
 
 void set_series_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
@@ -67,7 +47,7 @@ void set_series_command(CLI::App& app, Context& context) {
     if (fs::exists(o.out_dir / kernel::kSeriesManifestName))
       throw UserError(o.out_dir.string() + " already holds a series", "choose another --out");
 
-    auto base = absolute_base(e, o.experiment_file, context.repo_dir);
+    auto base = kernel::absolute_experiment(e, o.experiment_file.parent_path(), context.repo_dir);
     kernel::SeriesManifest manifest{o.experiment_file.string(), mbox.string(), sha256_hex(text), {}};
     fs::create_directories(o.out_dir / "patches");
     fs::create_directories(o.out_dir / "experiments");

@@ -530,6 +530,20 @@ BuildRequest request_for_arm(const experiment::Experiment& e, const std::string&
   return r;
 }
 
+nlohmann::json absolute_experiment(const experiment::Experiment& e, const fs::path& experiment_dir,
+                                   const fs::path& repo_dir) {
+  auto r = request_for_arm(e, "control", repo_dir, experiment_dir);
+  nlohmann::json out = e.raw;
+  if (out.contains("source") && out["source"].contains("path")) out["source"]["path"] = r.source.path;
+  if (out.contains("config")) {
+    if (out["config"].contains("base")) out["config"]["base"] = r.config.base;
+    if (out["config"].contains("fragments")) out["config"]["fragments"] = r.config.fragments;
+  }
+  if (out.contains("arms") && out["arms"].contains("control") && out["arms"]["control"].contains("patches"))
+    out["arms"]["control"]["patches"] = r.patches;
+  return out;
+}
+
 std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildKind& kind) {
   std::optional<BuildEstimate> best;
   int best_score = -1;

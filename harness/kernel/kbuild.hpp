@@ -117,6 +117,12 @@ std::optional<BuiltKernel> find_cached(const BuildRequest& request);
 BuildRequest request_for_arm(const experiment::Experiment& e, const std::string& arm,
                              const fs::path& repo_dir, const fs::path& experiment_dir = {});
 
+// The experiment as JSON with every relative file it names (source path, config base and
+// fragments, the control arm's patches) made absolute as request_for_arm resolves it, so a
+// copy written elsewhere (a series' or a bisection's experiments) names the same files.
+nlohmann::json absolute_experiment(const experiment::Experiment& e, const fs::path& experiment_dir,
+                                   const fs::path& repo_dir);
+
 // Where a fragment / patch name points: an existing path, else configs/kernel/NAME
 // (+ ".config") / kernel-patches/NAME under repo_dir. Throws UserError when none exists.
 fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir);

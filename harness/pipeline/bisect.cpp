@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <optional>
 
+#include "analysis/analyze.hpp"
 #include "experiment/experiment.hpp"
 #include "kernel/kbuild.hpp"
 #include "pipeline/bundle_file.hpp"
@@ -110,8 +113,8 @@ struct Measured {
 
 class Driver {
  public:
-  Driver(const BisectOptions& o, bisect::State& s, const experiment::Experiment& e)
-      : o_(o), s_(s), e_(e) {}
+  Driver(const BisectOptions& o, bisect::State& s, const experiment::Experiment& e, json base)
+      : o_(o), s_(s), e_(e), base_(std::move(base)) {}
 
   // Measures COMMIT against good as step STEP (already in the state, possibly half done).
   std::optional<evidence::Analysis> measure(bisect::Step& step) {
@@ -124,8 +127,12 @@ class Driver {
       step.reason = "the same tree as good";
       return std::nullopt;
     }
-    auto derived = step_experiment(e_.raw, s_.repo, s_.good.sha, step.commit);
+    auto derived = step_experiment(base_, s_.repo, s_.good.sha, step.commit);
     auto exp = experiment::parse(derived);
+    if (auto analysis = take_measured(step, derived)) {
+      step.seconds = seconds_since(started);
+      return analysis;
+    }
     auto build_started = Clock::now();
     try {
       if (exp.backend != "host") build_kernels(exp, o_.repo_dir, o_.experiment_file.parent_path());
@@ -162,12 +169,65 @@ class Driver {
   }
 
  private:
+  // A finished run of exactly DERIVED under --measured (a commit's first step only: a
+  // second run is measured here), copied into the step's directory; nullopt when none.
+  std::optional<evidence::Analysis> take_measured(bisect::Step& step, const json& derived) {
+    if (o_.measured.empty() || fs::exists(fs::path(step.dir) / "bundle.json")) return std::nullopt;
+    for (auto& t : s_.steps)
+      if (&t != &step && t.commit == step.commit) return std::nullopt;
+    if (!measured_) measured_ = index_measured(o_.measured);
+    auto it = measured_->find(without_name(derived).dump());
+    if (it == measured_->end()) return std::nullopt;
+    std::error_code ec;
+    fs::remove_all(step.dir, ec);
+    fs::create_directories(fs::path(step.dir).parent_path());
+    fs::copy(it->second, step.dir, fs::copy_options::recursive);
+    auto bundle = load_bundle(bundle_path(step.dir));
+    step.run_exit = analysis::exit_code_for(bundle);
+    step.effects = bisect::effects_of(*bundle.analysis);
+    step.measured_in = it->second.string();
+    return bundle.analysis;
+  }
+
+  static json without_name(json experiment) {
+    experiment.erase("name");
+    return experiment;
+  }
+
+  static fs::path bundle_path(const fs::path& run_dir) {
+    return fs::exists(run_dir / "bundle.json") ? run_dir / "bundle.json" : run_dir / kCompressedBundleName;
+  }
+
+  // Every finished run (a bundle with its analysis) at most three levels under DIRS, by its
+  // experiment without the name: DIR/results/<name>/ of a submit, DIR/steps/NN-<sha>/ of
+  // another bisection.
+  static std::map<std::string, fs::path> index_measured(const std::vector<fs::path>& dirs) {
+    std::map<std::string, fs::path> runs;
+    for (auto& dir : dirs) {
+      std::error_code ec;
+      for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it.depth() >= 3) it.disable_recursion_pending();
+        auto name = it->path().filename();
+        if (!it->is_regular_file(ec) || (name != "bundle.json" && name != kCompressedBundleName)) continue;
+        try {
+          auto bundle = load_bundle(it->path());
+          if (bundle.analysis) runs.emplace(without_name(bundle.experiment).dump(), it->path().parent_path());
+        } catch (const std::exception&) {
+          // not a bundle this ksandwich reads: not a measured step
+        }
+      }
+    }
+    return runs;
+  }
+
   static double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   }
   const BisectOptions& o_;
   bisect::State& s_;
   const experiment::Experiment& e_;
+  json base_;  // the experiment with every file it names absolute
+  std::optional<std::map<std::string, fs::path>> measured_;
 };
 
 // The step for COMMIT: the unfinished last one when it is that commit, else a new one.
@@ -185,8 +245,9 @@ bisect::Step& open_step(bisect::State& s, const fs::path& out, const std::string
 void tell(const bisect::State& s, const bisect::Step& step) {
   std::string figures;
   for (auto& e : step.effects) figures += fmt::format(" {} {} {}", e.workload, bisect::percent(e.ratio), e.verdict);
-  fmt::print(stderr, "bisect: {} {}: {}{} ({}; {:.0f} s)\n", step.role, bisect::commit_reference(bisect::find_commit(s, step.commit)),
-             step.verdict, figures, step.reason, step.seconds);
+  fmt::print(stderr, "bisect: {} {}: {}{} ({}; {})\n", step.role, bisect::commit_reference(bisect::find_commit(s, step.commit)),
+             step.verdict, figures, step.reason,
+             step.measured_in.empty() ? fmt::format("{:.0f} s", step.seconds) : "measured in " + step.measured_in);
 }
 
 int finish(const BisectOptions& o, bisect::State& s) {
@@ -224,7 +285,15 @@ json step_experiment(const json& experiment, const std::string& repo, const std:
   return e;
 }
 
-int bisect(const BisectOptions& o) {
+namespace {
+
+struct Prepared {
+  experiment::Experiment experiment;
+  json base;  // its JSON with every file absolute
+  bisect::State fresh;
+};
+
+Prepared prepare(const BisectOptions& o) {
   auto text = read_file(o.experiment_file);
   auto e = experiment::parse_text(text, o.experiment_file.string());
   if (e.source.kind != "git")
@@ -235,6 +304,7 @@ int bisect(const BisectOptions& o) {
   if (e.backend == "host")
     throw UserError("bisect builds a kernel per commit: the host backend runs only the kernel booted now",
                     "use \"backend\": \"qemu\" in the experiment");
+  auto base = kernel::absolute_experiment(e, o.experiment_file.parent_path(), o.repo_dir);
   auto repo = kernel::request_for_arm(e, "control", o.repo_dir, o.experiment_file.parent_path()).source.path;
   if (!fs::is_directory(repo))
     throw UserError("git source " + repo + " does not exist", "set source.path to a local kernel git tree");
@@ -246,10 +316,41 @@ int bisect(const BisectOptions& o) {
   fresh.good = resolve(repo, o.good, "--good");
   fresh.bad = resolve(repo, o.bad, "--bad");
   fresh.commits = commits_between(repo, fresh.good, fresh.bad);
+  return {std::move(e), std::move(base), std::move(fresh)};
+}
+
+}  // namespace
+
+int write_bisect_experiments(const BisectOptions& o, const fs::path& dir) {
+  auto p = prepare(o);
+  if (fs::exists(dir) && (!fs::is_directory(dir) || !fs::is_empty(dir)))
+    throw UserError("--write-experiments " + dir.string() + " is not a new or empty directory",
+                    "give a new directory: one experiment file per commit is written there");
+  fs::create_directories(dir);
+  std::vector<std::string> files;
+  for (auto& c : p.fresh.commits) {
+    auto e = step_experiment(p.base, p.fresh.repo, p.fresh.good.sha, c.sha);
+    e["name"] = p.experiment.name + "-" + c.sha.substr(0, 12);
+    experiment::parse(e);  // what submit and run will read must be an experiment
+    files.push_back((dir / (e["name"].get<std::string>() + ".json")).string());
+    write_file_atomic(files.back(), e.dump(2) + "\n");
+  }
+  fmt::print("{} experiments in {}, each a commit of {}..{} against good (bad last)\n", files.size(),
+             dir.string(), p.fresh.good.sha.substr(0, 12), p.fresh.bad.sha.substr(0, 12));
+  fmt::print("fan them out:   ksandwich submit --slurm --dir SUBMIT_DIR {}/*.json\n", dir.string());
+  fmt::print("then bisect:    ksandwich bisect {} --good {} --bad {} --measured SUBMIT_DIR\n",
+             o.experiment_file.string(), o.good, o.bad);
+  return kExitOk;
+}
+
+int bisect(const BisectOptions& o) {
+  auto p = prepare(o);
+  auto& e = p.experiment;
+  auto fresh = p.fresh;
   auto s = load_or_start(o, fresh);
   if (s.status != "running") return finish(o, s);
 
-  Driver driver(o, s, e);
+  Driver driver(o, s, e, p.base);
   if (s.steps.empty() || s.steps.front().verdict.empty()) {
     auto& step = open_step(s, o.out_dir, "initial", s.bad.sha);
     fmt::print(stderr, "bisect: {} commits; measuring bad {} against good {} first\n", s.commits.size(),

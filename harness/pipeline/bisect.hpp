@@ -11,6 +11,11 @@
 // candidate` from the good kernel's finished tree, so a step is an incremental build (plus
 // ccache), and the matched-build audit holds (same source, config and toolchain; only the
 // commit's diff differs).
+//
+// Fan-out: `--write-experiments DIR` writes each commit's step experiment instead of
+// measuring (`ksandwich submit --slurm DIR/*.json` runs them all at once, one node each),
+// and `--measured DIR` lets a bisection take a step's run from any bundle under DIR of
+// exactly that step's experiment (copied into the step's directory) instead of measuring.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -29,6 +34,7 @@ struct BisectOptions {
   nlohmann::json tool;       // as RunOptions
   fs::path agent;
   fs::path repo_dir;
+  std::vector<fs::path> measured;  // directories holding runs of step experiments to take
 };
 
 // Exit code: 1 the first bad commit was found (a material regression, named); 0 bad is not
@@ -36,6 +42,11 @@ struct BisectOptions {
 // inconclusive, or skipped commits leave several suspects. Throws UserError (exit 2) for
 // bad input, Interrupted (130) when stopped: rerun the same command to continue.
 int bisect(const BisectOptions& options);
+
+// Writes DIR/<name>-<sha12>.json for every commit of good..bad (bad last), each the
+// experiment its step would run, and prints how to fan them out. Exit 0; UserError for a
+// DIR that is not new or empty, or bad input as bisect().
+int write_bisect_experiments(const BisectOptions& options, const fs::path& dir);
 
 // The experiment a step runs: EXPERIMENT's settings, the confirm scheme, control = the good
 // commit of REPO, patched = control at commit CANDIDATE. Pure.

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/kernel_history.hpp"
 #include "support/temp_dir.hpp"
@@ -98,6 +99,45 @@ TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names 
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("names the directory") != std::string::npos);
   ks::write_file(out / "bisect.json", resumed.dump(2));
+
+  // Fan-out: each commit's step experiment written, not measured. The one of a commit
+  // measured above is, name aside, the experiment its step's bundle holds, so a run of it
+  // anywhere (a Slurm node) is taken by `--measured`.
+  auto written = tmp.path / "experiments";
+  auto wrote = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[0], "--bad", bad,
+                                             "--write-experiments", written.string()});
+  INFO(wrote.out << wrote.err);
+  CHECK(wrote.exit_code == 0);
+  auto without_name = [](json j) { j.erase("name"); return j; };
+  size_t files = 0;
+  for (auto& f : fs::directory_iterator(written)) {
+    ++files;
+    auto e = json::parse(ks::read_file(f.path()));
+    auto commit = e["arms"]["patched"]["commit"].get<std::string>();
+    CHECK(f.path().filename() == "it-bisect-" + commit.substr(0, 12) + ".json");
+    CHECK(e["arms"]["control"].value("commit", "") == "");
+    CHECK(e["source"]["commit"] == ids[0]);
+    for (auto& st : resumed["steps"])
+      if (st["commit"] == commit) {
+        auto b = json::parse(ks::read_file(fs::path(st["dir"].get<std::string>()) / "bundle.json"));
+        CHECK(without_name(b["experiment"]) == without_name(e));
+      }
+  }
+  CHECK(files == ids.size() - 1);
+
+  // A second bisection that takes every step from the first: nothing measured again.
+  auto out2 = tmp.path / "out2";
+  started = Clock::now();
+  auto taken = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[0], "--bad", bad, "--out",
+                                             out2.string(), "--measured", out.string()});
+  INFO(taken.out << taken.err);
+  CHECK(taken.exit_code == 1);
+  CHECK(taken.out.find("first bad commit: " + fifth) != std::string::npos);
+  auto second = json::parse(ks::read_file(out2 / "bisect.json"));
+  std::set<std::string> seen;  // a commit's second run (after a skip) is measured here
+  for (auto& st : second["steps"])
+    if (seen.insert(st["commit"].get<std::string>()).second) CHECK(st["measured_in"] != "");
+  std::cout << "bisect: every step taken from the first bisection in " << seconds_since(started) << " s\n";
 
   // Another bisection into the same directory is refused.
   auto other = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[1], "--bad", bad, "--out", out.string()});
