@@ -2,6 +2,8 @@
 # slurm_cluster_start DIR: munged, slurmctld and slurmd as root, every file under DIR,
 # cgroup-free (proctrack/linuxproc, task/none), ports picked free; exports SLURM_CONF.
 # slurm_cluster_stop: kills the daemons it started (by pid) and waits for them.
+# And what the test scripts share: check, slurm_test_up, slurm_test_teardown,
+# slurm_wait_machine_lock.
 
 slurm_free_port() {
   local port
@@ -81,4 +83,46 @@ slurm_cluster_stop() {
     kill -9 "$pid" 2>/dev/null || true
   done
   SLURM_CLUSTER_PIDS=
+}
+
+passes=0 failures=0
+check() {  # NAME COMMAND...: passes when COMMAND exits 0
+  local name=$1
+  shift
+  if "$@"; then echo "ok   $name"; passes=$((passes + 1)); else echo "FAIL $name"; failures=$((failures + 1)); fi
+}
+
+# slurm_test_up DIR: the cluster started under DIR, or the test fails with the daemons' logs.
+slurm_test_up() {
+  local begun
+  begun=$(date +%s)
+  if ! slurm_cluster_start "$1"; then
+    echo "FAIL the single-node Slurm cluster did not start"
+    tail -n 30 "$1"/log/* 2>/dev/null
+    exit 1
+  fi
+  echo "cluster up in $(($(date +%s) - begun)) s: $(sinfo -h -N -o '%N %T %c CPUs')"
+}
+
+# slurm_test_teardown KSANDWICH SUBMIT_DIR TMP: the jobs SUBMIT_DIR lists cancelled and
+# their runs cleaned up (nothing left mounted or attached), the cluster stopped, TMP removed.
+slurm_test_teardown() {
+  local ks=$1 sub=$2 tmp=$3 jobs out
+  if [ -f "$sub/submit.json" ]; then
+    jobs=$(jq -r '.jobs[].job_id' "$sub/submit.json")
+    # shellcheck disable=SC2086  # one argument per job id
+    [ -n "$jobs" ] && scancel $jobs 2>/dev/null
+    sleep 1
+    for out in "$sub"/results/*/; do [ -d "$out" ] && "$ks" cleanup "$out" >/dev/null 2>&1; done
+  fi
+  slurm_cluster_stop
+  rm -rf "$tmp"
+}
+
+# One measuring run per machine: wait while someone else's run holds the machine lock.
+slurm_wait_machine_lock() {
+  for _ in $(seq 1 600); do
+    [ -e /run/ksandwich/run.lock ] && ! flock -n /run/ksandwich/run.lock true && { sleep 2; continue; }
+    break
+  done
 }

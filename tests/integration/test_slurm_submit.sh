@@ -19,34 +19,13 @@ command -v jq >/dev/null || skip "jq is not installed (tools/setup.sh --tests)"
 source "$here/slurm_cluster.sh"
 tmp=$(mktemp -d /tmp/ks-slurm-XXXXXX)
 sub="$tmp/submit"
-cleanup() {
-  if [ -f "$sub/submit.json" ]; then
-    ids=$(jq -r '.jobs[].job_id' "$sub/submit.json" | paste -sd,)
-    [ -n "$ids" ] && scancel "${ids//,/ }" 2>/dev/null
-    sleep 1
-    for out in "$sub"/results/*/; do [ -d "$out" ] && "$ks" cleanup "$out" >/dev/null 2>&1; done
-  fi
-  slurm_cluster_stop
-  rm -rf "$tmp"
-}
+cleanup() { slurm_test_teardown "$ks" "$sub" "$tmp"; }
 trap cleanup EXIT
 [ -n "${KS_KEEP:-}" ] && trap 'cp -r "$sub" "$KS_KEEP"; cleanup' EXIT
 trap 'exit 130' INT TERM
 
-passes=0 failures=0
-check() {  # NAME COMMAND...: passes when COMMAND exits 0
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; passes=$((passes + 1)); else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
-
 started=$(date +%s)
-if ! slurm_cluster_start "$tmp/slurm"; then
-  echo "FAIL the single-node Slurm cluster did not start"
-  tail -n 30 "$tmp"/slurm/log/* 2>/dev/null
-  exit 1
-fi
-echo "cluster up in $(($(date +%s) - started)) s: $(sinfo -h -N -o '%N %T %c CPUs')"
+slurm_test_up "$tmp/slurm"
 
 for name in it-slurm-a it-slurm-b; do
   cat >"$tmp/$name.json" <<JSON
@@ -57,11 +36,7 @@ for name in it-slurm-a it-slurm-b; do
 JSON
 done
 
-# One measuring run per machine: wait while someone else's run holds the machine lock.
-for _ in $(seq 1 600); do
-  [ -e /run/ksandwich/run.lock ] && ! flock -n /run/ksandwich/run.lock true && { sleep 2; continue; }
-  break
-done
+slurm_wait_machine_lock
 
 "$ks" submit --slurm --partition debug --sbatch-arg=--time=20 --dir "$sub" "$tmp/it-slurm-a.json" "$tmp/it-slurm-b.json" \
   >"$tmp/submit.out" 2>&1
