@@ -74,7 +74,7 @@ Classification classify(const std::vector<Effect>& regressed, const std::vector<
     // The better end of the interval: at or beyond half the effect, the regression is there.
     double better_end = worse_log(e.higher_is_better ? e.high : e.low, e.higher_is_better);
     if ((e.verdict == "REGRESSION" && worse >= half) ||
-        (e.verdict != "INVALID" && e.has_interval && better_end >= half))
+        (e.verdict == "INCONCLUSIVE" && e.has_interval && better_end >= half))
       return {"bad", fmt::format("{} {} vs good ({}): at least half the good-to-bad {}", r.workload,
                                  percent(e.ratio), e.verdict, percent(r.ratio))};
     // The worse end of the interval: below half the effect, the regression is not there.

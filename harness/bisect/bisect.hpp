@@ -6,8 +6,8 @@
 // A step compares a candidate against the good kernel with the confirm scheme. It is
 //   bad  when a workload that regressed from good to bad shows a material REGRESSION whose
 //        estimate is at least half the good-to-bad effect (on the log scale, worse
-//        direction), or whose interval lies wholly beyond half the effect (a run that
-//        stopped at its cap with INCONCLUSIVE can still show that);
+//        direction), or is INCONCLUSIVE (stopped at its cap) with its whole interval beyond
+//        half the effect;
 //   good when every such workload is NO_CHANGE or IMPROVEMENT, or its interval excludes
 //        half the effect (whatever it shows is clearly smaller than the regression);
 //   skip (git bisect's 125) otherwise: INVALID, a build that failed, or inconclusive at

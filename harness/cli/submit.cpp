@@ -200,9 +200,7 @@ void set_gather(CLI::App& app, Context& context) {
       r.state = states.count(name) ? states[name] : "";
       r.patch_index = index;
       r.patch_subject = subject;
-      auto bundle = out / "bundle.json";
-      if (!fs::exists(bundle) && fs::exists(out / pipeline::kCompressedBundleName))
-        bundle = out / pipeline::kCompressedBundleName;  // what a mail or an archive kept
+      auto bundle = pipeline::bundle_in(out);
       if (!fs::exists(bundle)) {
         r.problem = "no bundle in " + out.string();
         if (manifest && !cluster::is_final_state(states[name])) r.problem += " (its job has not finished)";

@@ -291,6 +291,9 @@ Experiment parse(const json& j) {
   Reader r(j, "");
   r.get("name", e.name);
   if (e.name.empty()) r.fail("name", "is required", "give the experiment a short name");
+  if (!is_plain_name(e.name))  // results/<name>, <name>-<sha12>.json: never a path
+    r.fail("name", "\"" + e.name + "\" is not a plain name; it names files and directories",
+           "use 1 to 64 of A-Z a-z 0-9 . _ - (not \".\" or \"..\"), e.g. \"btrfs-clone\"");
   r.get("description", e.description);
   r.get("backend", e.backend);
   r.one_of("backend", e.backend, {"host", "qemu"});

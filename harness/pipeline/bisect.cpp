@@ -106,15 +106,16 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
   return s;
 }
 
-struct Measured {
-  bisect::Step step;
-  std::optional<evidence::Analysis> analysis;
+// A finished run found under --measured: where, when it ended, the kernels it ran.
+struct MeasuredRun {
+  fs::path dir, bundle;
+  std::string updated_at;
+  std::string control_key, patched_key;
 };
 
 class Driver {
  public:
-  Driver(const BisectOptions& o, bisect::State& s, const experiment::Experiment& e, json base)
-      : o_(o), s_(s), e_(e), base_(std::move(base)) {}
+  Driver(const BisectOptions& o, bisect::State& s, json base) : o_(o), s_(s), base_(std::move(base)) {}
 
   // Measures COMMIT against good as step STEP (already in the state, possibly half done).
   std::optional<evidence::Analysis> measure(bisect::Step& step) {
@@ -129,13 +130,10 @@ class Driver {
     }
     auto derived = step_experiment(base_, s_.repo, s_.good.sha, step.commit);
     auto exp = experiment::parse(derived);
-    if (auto analysis = take_measured(step, derived)) {
-      step.seconds = seconds_since(started);
-      return analysis;
-    }
     auto build_started = Clock::now();
+    RunKernels kernels;
     try {
-      if (exp.backend != "host") build_kernels(exp, o_.repo_dir, o_.experiment_file.parent_path());
+      if (exp.backend != "host") kernels = build_kernels(exp, o_.repo_dir, o_.experiment_file.parent_path());
     } catch (const UserError& err) {
       if (step.role == "initial") throw;
       step.verdict = "skip";
@@ -145,11 +143,15 @@ class Driver {
       return std::nullopt;
     }
     step.build_seconds = seconds_since(build_started);
+    if (auto analysis = take_measured(step, derived, kernels.builds)) {
+      step.seconds = seconds_since(started);
+      return analysis;
+    }
 
     fs::path dir = step.dir;
     RunOptions ro;
     ro.out_dir = dir;
-    ro.resume = fs::exists(dir / "bundle.json") || fs::exists(dir / kCompressedBundleName);
+    ro.resume = fs::exists(bundle_in(dir));
     if (!ro.resume) {
       std::error_code ec;
       fs::remove_all(dir, ec);  // a run killed before its first bundle: nothing measured
@@ -169,23 +171,39 @@ class Driver {
   }
 
  private:
-  // A finished run of exactly DERIVED under --measured (a commit's first step only: a
-  // second run is measured here), copied into the step's directory; nullopt when none.
-  std::optional<evidence::Analysis> take_measured(bisect::Step& step, const json& derived) {
-    if (o_.measured.empty() || fs::exists(fs::path(step.dir) / "bundle.json")) return std::nullopt;
+  // The newest finished run under --measured of exactly DERIVED with the kernels BUILDS
+  // names (a commit's first step only: a second run is measured here), copied into the
+  // step's directory in place of whatever a cut-short attempt left there; nullopt when none.
+  std::optional<evidence::Analysis> take_measured(bisect::Step& step, const json& derived, const json& builds) {
+    if (o_.measured.empty()) return std::nullopt;
     for (auto& t : s_.steps)
       if (&t != &step && t.commit == step.commit) return std::nullopt;
     if (!measured_) measured_ = index_measured(o_.measured);
-    auto it = measured_->find(without_name(derived).dump());
-    if (it == measured_->end()) return std::nullopt;
+    auto key = [&](const char* arm) { return builds.contains(arm) ? builds[arm].value("key", "") : ""; };
+    const MeasuredRun* best = nullptr;
+    auto [from, to] = measured_->equal_range(without_name(derived).dump());
+    for (auto it = from; it != to; ++it)
+      if (it->second.control_key == key("control") && it->second.patched_key == key("patched") &&
+          (!best || it->second.updated_at > best->updated_at))
+        best = &it->second;
+    if (!best) return std::nullopt;
+    // Copied beside the step's directory, then renamed into place: a copy cut short is
+    // never taken for a run. Links are not followed (a run directory holds none it needs).
+    fs::path dir = step.dir, part = step.dir + ".part";
     std::error_code ec;
-    fs::remove_all(step.dir, ec);
-    fs::create_directories(fs::path(step.dir).parent_path());
-    fs::copy(it->second, step.dir, fs::copy_options::recursive);
-    auto bundle = load_bundle(bundle_path(step.dir));
+    fs::remove_all(part, ec);
+    fs::create_directories(dir.parent_path());
+    fs::copy(best->dir, part, fs::copy_options::recursive | fs::copy_options::skip_symlinks);
+    fs::remove_all(dir, ec);
+    fs::rename(part, dir);
+    auto bundle = load_bundle(dir / best->bundle.filename());
+    if (!bundle.analysis) {  // changed since it was indexed
+      fs::remove_all(dir, ec);
+      return std::nullopt;
+    }
     step.run_exit = analysis::exit_code_for(bundle);
     step.effects = bisect::effects_of(*bundle.analysis);
-    step.measured_in = it->second.string();
+    step.measured_in = best->dir.string();
     return bundle.analysis;
   }
 
@@ -194,24 +212,25 @@ class Driver {
     return experiment;
   }
 
-  static fs::path bundle_path(const fs::path& run_dir) {
-    return fs::exists(run_dir / "bundle.json") ? run_dir / "bundle.json" : run_dir / kCompressedBundleName;
-  }
-
-  // Every finished run (a bundle with its analysis) at most three levels under DIRS, by its
-  // experiment without the name: DIR/results/<name>/ of a submit, DIR/steps/NN-<sha>/ of
-  // another bisection.
-  static std::map<std::string, fs::path> index_measured(const std::vector<fs::path>& dirs) {
-    std::map<std::string, fs::path> runs;
+  // Every finished run (its bundle written for the last time: the run's timings are in it)
+  // at most three levels under DIRS, by its experiment without the name: DIR/results/<name>/
+  // of a submit, DIR/steps/NN-<sha>/ of another bisection. Links are not followed.
+  static std::multimap<std::string, MeasuredRun> index_measured(const std::vector<fs::path>& dirs) {
+    std::multimap<std::string, MeasuredRun> runs;
     for (auto& dir : dirs) {
       std::error_code ec;
       for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         if (it.depth() >= 3) it.disable_recursion_pending();
-        auto name = it->path().filename();
-        if (!it->is_regular_file(ec) || (name != "bundle.json" && name != kCompressedBundleName)) continue;
+        const auto& path = it->path();
+        if (it->is_symlink(ec) || !it->is_regular_file(ec) || path != bundle_in(path.parent_path())) continue;
         try {
-          auto bundle = load_bundle(it->path());
-          if (bundle.analysis) runs.emplace(without_name(bundle.experiment).dump(), it->path().parent_path());
+          auto bundle = load_bundle(path);
+          if (!bundle.analysis || !bundle.extra.is_object() || !bundle.extra.contains("timings")) continue;
+          auto key = [&](const char* arm) {
+            return bundle.builds.contains(arm) ? bundle.builds[arm].value("key", "") : std::string();
+          };
+          runs.emplace(without_name(bundle.experiment).dump(),
+                       MeasuredRun{path.parent_path(), path, bundle.updated_at, key("control"), key("patched")});
         } catch (const std::exception&) {
           // not a bundle this ksandwich reads: not a measured step
         }
@@ -225,9 +244,8 @@ class Driver {
   }
   const BisectOptions& o_;
   bisect::State& s_;
-  const experiment::Experiment& e_;
   json base_;  // the experiment with every file it names absolute
-  std::optional<std::map<std::string, fs::path>> measured_;
+  std::optional<std::multimap<std::string, MeasuredRun>> measured_;
 };
 
 // The step for COMMIT: the unfinished last one when it is that commit, else a new one.
@@ -338,6 +356,7 @@ int write_bisect_experiments(const BisectOptions& o, const fs::path& dir) {
   fmt::print("{} experiments in {}, each a commit of {}..{} against good (bad last)\n", files.size(),
              dir.string(), p.fresh.good.sha.substr(0, 12), p.fresh.bad.sha.substr(0, 12));
   fmt::print("fan them out:   ksandwich submit --slurm --dir SUBMIT_DIR {}/*.json\n", dir.string());
+  fmt::print("wait for them:  ksandwich gather SUBMIT_DIR\n");
   fmt::print("then bisect:    ksandwich bisect {} --good {} --bad {} --measured SUBMIT_DIR\n",
              o.experiment_file.string(), o.good, o.bad);
   return kExitOk;
@@ -350,7 +369,7 @@ int bisect(const BisectOptions& o) {
   auto s = load_or_start(o, fresh);
   if (s.status != "running") return finish(o, s);
 
-  Driver driver(o, s, e, p.base);
+  Driver driver(o, s, p.base);
   if (s.steps.empty() || s.steps.front().verdict.empty()) {
     auto& step = open_step(s, o.out_dir, "initial", s.bad.sha);
     fmt::print(stderr, "bisect: {} commits; measuring bad {} against good {} first\n", s.commits.size(),

@@ -142,4 +142,11 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   return analysis::analyze(b.points, b.rows, specs, opts, point_gates);
 }
 
+std::filesystem::path bundle_in(const std::filesystem::path& dir) {
+  auto plain = dir / "bundle.json";
+  return !std::filesystem::exists(plain) && std::filesystem::exists(dir / kCompressedBundleName)
+             ? dir / kCompressedBundleName
+             : plain;
+}
+
 }  // namespace ks::pipeline

@@ -30,6 +30,10 @@ bool is_gzip(std::string_view data);
 // The compressed copy a run writes beside bundle.json: small enough to attach to a mail.
 inline constexpr const char* kCompressedBundleName = "bundle.json.gz";
 
+// The bundle of the run directory DIR: bundle.json, else the compressed copy (what a mail
+// or an archive kept) when only that exists; DIR/bundle.json when neither does.
+std::filesystem::path bundle_in(const std::filesystem::path& dir);
+
 // Writes TEXT gzip-compressed (RFC 1952, what `gzip -d` and `zcat` read) to PATH atomically.
 void write_compressed_bundle(const std::filesystem::path& path, const std::string& text);
 

@@ -178,8 +178,7 @@ evidence::Bundle new_bundle(const experiment::Experiment& e, const RunOptions& o
 }
 
 evidence::Bundle load_for_resume(const fs::path& dir) {
-  auto path = dir / "bundle.json";
-  if (!fs::exists(path) && fs::exists(dir / kCompressedBundleName)) path = dir / kCompressedBundleName;
+  auto path = bundle_in(dir);
   if (!fs::exists(path))
     throw UserError("cannot resume: " + path.string() + " does not exist",
                     "resume a directory that an earlier `ksandwich run --out DIR` wrote");

@@ -77,8 +77,8 @@ CONF
 
 slurm_cluster_stop() {
   local pid
-  for pid in $SLURM_CLUSTER_PIDS; do kill "$pid" 2>/dev/null || true; done
-  for pid in $SLURM_CLUSTER_PIDS; do
+  for pid in ${SLURM_CLUSTER_PIDS:-}; do kill "$pid" 2>/dev/null || true; done
+  for pid in ${SLURM_CLUSTER_PIDS:-}; do
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -9 "$pid" 2>/dev/null || true
   done

@@ -134,10 +134,43 @@ TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names 
   CHECK(taken.exit_code == 1);
   CHECK(taken.out.find("first bad commit: " + fifth) != std::string::npos);
   auto second = json::parse(ks::read_file(out2 / "bisect.json"));
-  std::set<std::string> seen;  // a commit's second run (after a skip) is measured here
+  // Each commit the first measured is taken (its newest run: after a skip and a second run,
+  // the second, so the path may differ and reach a commit the first never measured); a
+  // commit's second run after a skip is measured here.
+  std::set<std::string> measured_first, seen;
+  for (auto& st : resumed["steps"]) measured_first.insert(st["commit"].get<std::string>());
   for (auto& st : second["steps"])
-    if (seen.insert(st["commit"].get<std::string>()).second) CHECK(st["measured_in"] != "");
-  std::cout << "bisect: every step taken from the first bisection in " << seconds_since(started) << " s\n";
+    if (seen.insert(st["commit"].get<std::string>()).second && measured_first.count(st["commit"].get<std::string>()))
+      CHECK(st["measured_in"] != "");
+  std::cout << "bisect: " << second["steps"].size() << " steps from the first bisection's runs in " << seconds_since(started) << " s\n";
+
+  // A run that did not finish (its last write, with the timings, never came) is not taken,
+  // and a link in a run's directory is not followed into the step's copy.
+  auto partial = tmp.path / "partial";
+  fs::copy(out, partial, fs::copy_options::recursive);
+  auto initial_dir = partial / fs::relative(fs::path(resumed["steps"][0]["dir"].get<std::string>()), out);
+  auto unfinished = json::parse(ks::read_file(initial_dir / "bundle.json"));
+  REQUIRE(unfinished.contains("timings"));  // bundle.extra's keys sit at the top level
+  unfinished.erase("timings");
+  ks::write_file(initial_dir / "bundle.json", unfinished.dump());
+  fs::remove(initial_dir / "bundle.json.gz");
+  auto last_dir = partial / fs::relative(fs::path(resumed["steps"].back()["dir"].get<std::string>()), out);
+  fs::create_directory_symlink("/", last_dir / "root-link");
+  auto out3 = tmp.path / "out3";
+  auto third = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[0], "--bad", bad, "--out",
+                                             out3.string(), "--measured", partial.string()});
+  INFO(third.out << third.err);
+  CHECK(third.exit_code == 1);
+  CHECK(third.out.find("first bad commit: " + fifth) != std::string::npos);
+  auto third_state = json::parse(ks::read_file(out3 / "bisect.json"));
+  CHECK(third_state["steps"][0]["measured_in"] == "");  // measured here
+  std::set<std::string> seen_third;
+  for (auto& st : third_state["steps"]) {
+    CHECK_FALSE(fs::exists(fs::symlink_status(fs::path(st["dir"].get<std::string>()) / "root-link")));
+    if (seen_third.insert(st["commit"].get<std::string>()).second && st["role"] == "candidate" &&
+        st["commit"] == resumed["steps"].back()["commit"])
+      CHECK(st["measured_in"] == last_dir.string());  // its newest run
+  }
 
   // Another bisection into the same directory is refused.
   auto other = ks::test::ksandwich_in_cache({"bisect", exp.string(), "--good", ids[1], "--bad", bad, "--out", out.string()});

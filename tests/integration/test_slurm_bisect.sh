@@ -4,8 +4,8 @@
 # kernel_git_fixture.sh, the slowdown planted in the fifth commit), `submit --slurm` runs
 # them as jobs (the good kernel built once, then a run per commit under QEMU), `gather`
 # collects them, and `bisect --measured` names the fifth commit from those runs without
-# measuring anything itself. Kernels come from the integration cache the bisect test fills
-# (else the jobs build them). Everything started here is stopped and removed again.
+# measuring anything itself (bad is the sixth commit, so the answer is not simply --bad).
+# Kernels come from the integration cache the bisect test fills (else the jobs build them). Everything started here is stopped and removed again.
 set -u
 ks="$KS_BINARY_DIR/bin/ksandwich"
 here="$KS_SOURCE_DIR/tests/integration"
@@ -23,7 +23,7 @@ export KSANDWICH_CACHE="${KSANDWICH_CACHE:-/var/cache/ksandwich}/integration"
 fixture="$KSANDWICH_CACHE/fixtures/remap-8-5-200us"
 mapfile -t ids < <(bash "$KS_SOURCE_DIR/tests/support/kernel_git_fixture.sh" "$fixture" 8 5 200)
 [ "${#ids[@]}" -eq 8 ] || { echo "FAIL the kernel git fixture gave ${#ids[@]} commits, not 8"; exit 1; }
-good=${ids[0]} bad=${ids[4]} fifth=${ids[4]:0:12}
+good=${ids[0]} bad=${ids[5]} fifth=${ids[4]:0:12}  # bad: the sixth, so the fifth must be found
 
 source "$here/slurm_cluster.sh"
 tmp=$(mktemp -d /tmp/ks-slurm-bisect-XXXXXX)
@@ -31,6 +31,8 @@ sub="$tmp/submit"
 cleanup() { slurm_test_teardown "$ks" "$sub" "$tmp"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+jq_true() { jq -e "$@" >/dev/null; }  # jq's test, without printing "true"
 
 started=$(date +%s)
 slurm_test_up "$tmp/slurm"
@@ -49,7 +51,7 @@ JSON
 code=$?
 cat "$tmp/write.out"
 check "--write-experiments exits 0" test "$code" -eq 0
-check "one experiment per commit of good..bad (four)" test "$(ls "$tmp/exps" | wc -l)" -eq 4
+check "one experiment per commit of good..bad (five)" test "$(ls "$tmp/exps" | wc -l)" -eq 5
 
 slurm_wait_machine_lock
 
@@ -58,16 +60,16 @@ code=$?
 cat "$tmp/submit.out"
 check "submit exits 0" test "$code" -eq 0
 check "the good kernel is one build job, each commit one build and one run job" \
-  jq -e '([.jobs[] | select(.kind == "build" and (.argv | index("control") != null))] | length == 1)
-         and ([.jobs[] | select(.kind == "build")] | length == 5)
-         and ([.jobs[] | select(.kind == "run")] | length == 4)' "$sub/submit.json" >/dev/null
+  jq_true '([.jobs[] | select(.kind == "build" and (.argv | index("control") != null))] | length == 1)
+         and ([.jobs[] | select(.kind == "build")] | length == 6)
+         and ([.jobs[] | select(.kind == "run")] | length == 5)' "$sub/submit.json"
 
-"$ks" gather "$sub" --poll 2 --timeout 40 >"$tmp/gather.out" 2>"$tmp/gather.err"
+"$ks" gather "$sub" --poll 2 --timeout 25 >"$tmp/gather.out" 2>"$tmp/gather.err"
 code=$?
 cat "$tmp/gather.err"
 head -n 12 "$tmp/gather.out"
 check "gather exits 1: the runs from the fifth commit on are a material regression" test "$code" -eq 1
-check "every commit's run left a bundle" test "$(ls "$sub"/results/*/bundle.json 2>/dev/null | wc -l)" -eq 4
+check "every commit's run left a bundle" test "$(ls "$sub"/results/*/bundle.json 2>/dev/null | wc -l)" -eq 5
 
 before=$(date +%s)
 "$ks" bisect "$tmp/experiment.json" --good "$good" --bad "$bad" --out "$tmp/bisect" --measured "$sub" \
@@ -78,8 +80,8 @@ head -n 3 "$tmp/bisect.out"
 check "bisect --measured exits 1 and names the fifth commit" \
   bash -c 'test "$0" -eq 1 && grep -q "^first bad commit: $1" "$2"' "$code" "$fifth" "$tmp/bisect.out"
 check "every step's first run was taken from the Slurm jobs' results" \
-  jq -e --arg sub "$sub/results/" '[.steps | group_by(.commit)[] | .[0].measured_in | startswith($sub)] | all' \
-  "$tmp/bisect/bisect.json" >/dev/null
+  jq_true --arg sub "$sub/results/" '[.steps | group_by(.commit)[] | .[0].measured_in | startswith($sub)] | all' \
+  "$tmp/bisect/bisect.json"
 echo "bisect from the jobs' runs: $(($(date +%s) - before)) s"
 
 echo "slurm bisect test wall clock: $(($(date +%s) - started)) s"

@@ -81,6 +81,8 @@ TEST_CASE("bisect: a step is bad at a material regression of at least half the g
   CHECK(capped.reason.find("INCONCLUSIVE") != std::string::npos);
   CHECK(bisect::classify(regressed, {effect("INCONCLUSIVE", 1.6, 1.25, 1.9)}).verdict == "skip");
   CHECK(bisect::classify(regressed, {effect("INVALID", 1.6, 1.35, 1.9)}).verdict == "skip");
+  // NO_CHANGE is equivalent whatever its interval: good.
+  CHECK(bisect::classify(regressed, {effect("NO_CHANGE", 1.35, 1.31, 1.39)}).verdict == "good");
 }
 
 TEST_CASE("bisect: a step is good when equivalent, skipped when inconclusive or invalid") {

@@ -50,6 +50,20 @@ TEST_CASE("hostile: a workload label is a name, never a path") {
   }
 }
 
+TEST_CASE("hostile: an experiment's name is a name, never a path") {
+  // It names results/<name> of a submit and <name>-<sha12>.json of a bisection's experiments.
+  for (std::string name : std::vector<std::string>{"../../../../tmp/x/escaped", "/tmp/x", "a/b", ".", "..",
+                                                   std::string(65, 'a'), "sp ace", "new\nline"}) {
+    INFO(name);
+    auto j = minimal_experiment();
+    j["name"] = name;
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/name") && Catch::Contains("plain name"));
+  }
+  auto j = minimal_experiment();
+  j["name"] = "it-bisect-e894008ed36c";
+  CHECK(parse(j).name == "it-bisect-e894008ed36c");
+}
+
 TEST_CASE("hostile: an fio job is the name of a shipped job file, never a path") {
   for (std::string job : {"../../../../etc/hostname", "/etc/hostname", "sub/dio-randwrite.fio", "hostname",
                           ".fio", "../x.fio"}) {
