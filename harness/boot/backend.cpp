@@ -9,7 +9,8 @@
 
 namespace ks::boot {
 
-// The one table of backends.
+// How each backend of experiment::backend_table() is made (a test checks both tables hold
+// the same names).
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options) {
   static const std::map<std::string, std::function<std::unique_ptr<Backend>(const BackendOptions&)>>
       kBackends = {

@@ -48,12 +48,13 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
-  // Whether each arm's kernel is built (and booted) for this backend's points.
-  virtual bool needs_kernels() const { return false; }
   // Checks what the backend itself needs once the kernels are built (CONTROL_KERNEL: the
-  // control arm's image, when the backend needs kernels) and before the run's directory is
+  // control arm's image, when its rules say it boots kernels: experiment/backends.hpp) and before the run's directory is
   // written; throws UserError with the fix. The qemu backend decides its accelerator here.
   virtual void preflight(const std::optional<fs::path>& /*control_kernel*/) {}
+  // Before anything is touched or built: what this backend needs of this machine for E
+  // (programs, root, the storage guard); throws UserError with the fix.
+  virtual void check_machine(const experiment::Experiment& /*e*/) const {}
   virtual nlohmann::json machine() = 0;  // recorded once per bundle
   // Never throws for a point that failed (that is data); throws Interrupted on Ctrl-C and
   // UserError for bad input found only now.
@@ -64,6 +65,7 @@ class Backend {
 
 struct BackendOptions {
   fs::path agent;        // ksandwich-agent binary
+  fs::path data_dir;     // the source tree or <prefix>/share/ksandwich, for install hints
   fs::path fio_jobs_dir; // workloads/fio
   std::string accel = "auto";  // qemu: auto | kvm | tcg (experiment qemu.accel)
   fs::path cache_dir;          // qemu: where the KVM probe's answer is remembered; empty: nowhere

@@ -2,6 +2,8 @@
 // only by what needs no new kernel: mkfs options, mount options, sysfs/sysctl knobs.
 #include "boot/host.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <regex>
 
 #include "boot/knobs.hpp"
+#include "machine/doctor.hpp"
 #include "boot/phases.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
@@ -70,6 +73,31 @@ std::vector<json> parse_agent_lines(const std::string& out) {
 }  // namespace
 
 HostBackend::HostBackend(BackendOptions options) : options_(std::move(options)) {}
+
+void HostBackend::check_machine(const experiment::Experiment& e) const {
+  if (geteuid() != 0)
+    throw UserError("the host backend formats and mounts a device, which needs root",
+                    "run ksandwich as root (sudo)");
+  machine::require_program("mkfs.btrfs", "btrfs-progs", "to create a fresh btrfs for every point", options_.data_dir);
+  if (!machine::have_filesystem("btrfs"))
+    throw UserError("the running kernel has no btrfs", "load it: modprobe btrfs");
+  for (auto& [name, arm] : e.arms)
+    for (auto& [path, value] : arm.sysfs)
+      if (access(path.c_str(), W_OK) != 0)
+        throw UserError("experiment: /arms/" + name + "/sysfs: " + path + " is not writable here",
+                        "check the knob exists on this kernel");
+  bool required_hits = std::any_of(e.direct_hits.begin(), e.direct_hits.end(), [](auto& d) { return d.required; });
+  if (required_hits) {
+    auto tracing = trace::probe_tracing();
+    if (tracing.method == trace::kNoTracing)
+      throw UserError("the experiment requires direct hits, but this kernel cannot count function calls: " +
+                          tracing.reason,
+                      "use the qemu backend (its kernel has the function tracer), or mark the "
+                      "direct_hits \"required\": false");
+  }
+  if (e.storage.kind == "device") storage::guard_device(e.storage.device, e.storage.allow_overwrite);
+  else storage::resolve_kind(e.storage.kind);  // throws when the kind is not available
+}
 
 json HostBackend::machine() {
   json m = machine::describe_host();

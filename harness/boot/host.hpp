@@ -7,6 +7,7 @@ class HostBackend : public Backend {
  public:
   explicit HostBackend(BackendOptions options);
   std::string name() const override { return "host"; }
+  void check_machine(const experiment::Experiment& e) const override;
   nlohmann::json machine() override;
   PointResult run_point(const PointContext& context) override;
   // The agent's command per workload, the mount point shown as <mnt>.

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "machine/doctor.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
 #include "trace/kernel_log.hpp"
@@ -100,6 +101,16 @@ std::string qemu_version() {
 // ---- The backend --------------------------------------------------------------------
 
 QemuBackend::QemuBackend(BackendOptions options) : options_(std::move(options)) {}
+
+void QemuBackend::check_machine(const experiment::Experiment& e) const {
+  machine::require_program("qemu-system-x86_64", "qemu-system-x86", "to boot the kernels", options_.data_dir);
+  machine::require_program("mkfs.btrfs", "btrfs-progs", "inside the guest (it is copied into the initramfs)",
+                           options_.data_dir);
+  if (!fs::exists(kBusybox))
+    throw UserError(std::string(kBusybox) + " is missing; the guest's shell and tools are busybox",
+                    machine::install_hint("busybox-static", machine::is_source_tree(options_.data_dir)));
+  check_guest_fits(e);  // a brd that fits in the guest's memory
+}
 
 void QemuBackend::preflight(const std::optional<fs::path>& control_kernel) {
   accel_.reset();

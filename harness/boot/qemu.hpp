@@ -129,8 +129,8 @@ class QemuBackend : public Backend {
  public:
   explicit QemuBackend(BackendOptions options);
   std::string name() const override { return "qemu"; }
-  bool needs_kernels() const override { return true; }
   void preflight(const std::optional<fs::path>& control_kernel) override;
+  void check_machine(const experiment::Experiment& e) const override;
   nlohmann::json machine() override;
   PointResult run_point(const PointContext& context) override;
   // The QEMU command and the guest plan of the point.

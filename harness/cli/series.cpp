@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "kernel/kbuild.hpp"
 #include "kernel/series.hpp"
@@ -35,8 +36,9 @@ void set_series_command(CLI::App& app, Context& context) {
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment " + args->experiment + " is not a file", "pass an experiment such as configs/experiments/default.json");
     auto e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
-    if (e.backend != "qemu")
-      throw UserError("a series compares kernels, but " + args->experiment + " runs on the host backend",
+    if (!experiment::backend_rules(e.backend).boots_kernels)
+      throw UserError("a series compares kernels, but " + args->experiment + " runs on the " + e.backend +
+                          " backend, which boots none",
                       "use an experiment with \"backend\": \"qemu\" (configs/experiments/default.json)");
     check_json_file(o.experiment_file, "experiment");
     auto mbox = fs::absolute(args->mbox).lexically_normal();

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "kernel/kbuild.hpp"
 #include "proc/runner.hpp"
@@ -29,7 +30,7 @@ ExperimentInput read_input(const fs::path& file, const fs::path& repo_dir) {
                     "name experiment files (configs/experiments/*.json) or a directory written by `ksandwich series`");
   auto e = experiment::parse_text(read_file(in.file), in.file.string());
   in.name = e.name;
-  if (e.backend != "qemu") return in;
+  if (!experiment::backend_rules(e.backend).boots_kernels) return in;
   std::vector<std::string> arms;
   for (auto& [name, arm] : e.arms) arms.push_back(name);
   std::stable_partition(arms.begin(), arms.end(), [](auto& a) { return a == "control"; });

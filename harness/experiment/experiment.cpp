@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "experiment/backends.hpp"
 #include "experiment/strict_json.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -296,7 +297,8 @@ Experiment parse(const json& j) {
            "use 1 to 64 of A-Z a-z 0-9 . _ - (not \".\" or \"..\"), e.g. \"btrfs-clone\"");
   r.get("description", e.description);
   r.get("backend", e.backend);
-  r.one_of("backend", e.backend, {"host", "qemu"});
+  r.one_of("backend", e.backend, backend_names());
+  const auto& backend = backend_rules(e.backend);
   r.get("scheme", e.scheme);
   r.one_of("scheme", e.scheme, {"screen", "confirm"});
   r.get_strings("order", e.order);
@@ -330,9 +332,10 @@ Experiment parse(const json& j) {
   }
 
   if (auto* s = r.find("storage")) e.storage = parse_storage(*s, "/storage");
-  if (e.backend == "host" && e.storage.kind == "nvme")
-    r.fail("storage/kind", "nvme is an emulated drive of the qemu backend",
-           "on the host name the drive with kind \"device\"");
+  if (std::find(backend.storage_kinds.begin(), backend.storage_kinds.end(), e.storage.kind) ==
+      backend.storage_kinds.end())
+    r.fail("storage/kind", "\"" + e.storage.kind + "\" is not available on the " + e.backend + " backend",
+           backend.storage_hint);
 
   auto* arms = r.find("arms");
   if (!arms || !arms->is_object())
@@ -344,11 +347,12 @@ Experiment parse(const json& j) {
   }
   for (const char* needed : {"control", "patched"})
     if (!e.arms.count(needed)) r.fail("arms", std::string("has no \"") + needed + "\" arm");
-  if (e.backend == "host")
+  if (!backend.boots_kernels)
     for (auto& [name, arm] : e.arms)
       if (!arm.patches.empty() || !arm.cmdline.empty() || !arm.commit.empty())
         r.fail("arms/" + name, "commit, patches and cmdline need a new kernel",
-               "use \"backend\": \"qemu\", or vary only mkfs_options, mount_options and sysfs on the host");
+               "use a backend that boots the arms' kernels (\"backend\": \"qemu\"), or vary only "
+               "mkfs_options, mount_options and sysfs on the " + e.backend + " backend");
   if (!e.arms.at("control").commit.empty())
     r.fail("arms/control/commit", "the control arm is built from source.commit",
            "set \"source\": {\"commit\": ...} for the baseline and arms.patched.commit for the tip");

@@ -77,7 +77,7 @@ struct DirectHit {
 struct Experiment {
   std::string name;
   std::string description;
-  std::string backend = "host";   // host | qemu
+  std::string backend = "host";   // a name in backend_table() (experiment/backends.hpp)
   std::string scheme = "screen";  // screen | confirm
   std::vector<std::string> order; // screen: arm names in order (default control, patched, control)
   uint32_t blocks = 6;            // confirm: blocks of both arms in seeded random order

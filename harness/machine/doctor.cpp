@@ -6,6 +6,7 @@
 
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace ks::machine {
@@ -22,6 +23,13 @@ std::string install_hint(const std::string& package, bool source_tree) {
 
 bool is_source_tree(const std::filesystem::path& data_dir) {
   return !data_dir.empty() && fs::is_regular_file(data_dir / "tools/setup.sh");
+}
+
+void require_program(const std::string& program, const std::string& package, const std::string& why,
+                     const std::filesystem::path& data_dir) {
+  if (!proc::have_program(program))
+    throw UserError(program + " is not installed; it is needed " + why,
+                    install_hint(package, is_source_tree(data_dir)));
 }
 
 std::vector<Check> doctor_checks(bool source_tree) {

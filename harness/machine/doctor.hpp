@@ -22,6 +22,11 @@ std::string install_hint(const std::string& package, bool source_tree);
 // Whether DATA_DIR (cli::Context::repo_dir) is a source tree, with its tools/setup.sh.
 bool is_source_tree(const std::filesystem::path& data_dir);
 
+// Throws UserError when PROGRAM (from the Debian PACKAGE) is not on the PATH, saying WHY it
+// is needed and how to install it (DATA_DIR as for is_source_tree).
+void require_program(const std::string& program, const std::string& package, const std::string& why,
+                     const std::filesystem::path& data_dir);
+
 // The machine's checks (tracing is checked by the caller with trace::probe_tracing).
 // SOURCE_TREE: ksandwich runs from its source tree, where tools/setup.sh installs every
 // package; installed (<prefix>/share/ksandwich), a fix names the apt-get line instead.

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "analysis/analyze.hpp"
+#include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "kernel/kbuild.hpp"
 #include "pipeline/bundle_file.hpp"
@@ -133,7 +134,7 @@ class Driver {
     auto build_started = Clock::now();
     RunKernels kernels;
     try {
-      if (exp.backend != "host") kernels = build_kernels(exp, o_.repo_dir, o_.experiment_file.parent_path());
+      if (experiment::backend_rules(exp.backend).boots_kernels) kernels = build_kernels(exp, o_.repo_dir, o_.experiment_file.parent_path());
     } catch (const UserError& err) {
       if (step.role == "initial") throw;
       step.verdict = "skip";
@@ -319,8 +320,8 @@ Prepared prepare(const BisectOptions& o) {
                         e.source.kind + "`",
                     "set \"source\": {\"kind\": \"git\", \"path\": \"/path/to/linux\", \"commit\": \"HEAD\"} in the experiment "
                     "(bisect builds --good as the control arm)");
-  if (e.backend == "host")
-    throw UserError("bisect builds a kernel per commit: the host backend runs only the kernel booted now",
+  if (!experiment::backend_rules(e.backend).boots_kernels)
+    throw UserError("bisect builds a kernel per commit: the " + e.backend + " backend runs only the kernel booted now",
                     "use \"backend\": \"qemu\" in the experiment");
   auto base = kernel::absolute_experiment(e, o.experiment_file.parent_path(), o.repo_dir);
   auto repo = kernel::request_for_arm(e, "control", o.repo_dir, o.experiment_file.parent_path()).source.path;
@@ -364,7 +365,6 @@ int write_bisect_experiments(const BisectOptions& o, const fs::path& dir) {
 
 int bisect(const BisectOptions& o) {
   auto p = prepare(o);
-  auto& e = p.experiment;
   auto fresh = p.fresh;
   auto s = load_or_start(o, fresh);
   if (s.status != "running") return finish(o, s);

@@ -304,7 +304,7 @@ HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, con
   if (::ftruncate(run_lock_fd_, 0) != 0 || ::pwrite(run_lock_fd_, text.data(), text.size(), 0) < 0)
     throw SystemError("write " + lock_file.string(), errno);
 
-  if (e.backend == "host" && e.storage.kind == "device" && !e.storage.device.empty() &&
+  if (e.storage.kind == "device" && !e.storage.device.empty() &&
       fs::exists(e.storage.device, ec)) {
     locked_device_ = fs::canonical(e.storage.device, ec);
     device_lock_fd_ = ::open(locked_device_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

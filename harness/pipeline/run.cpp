@@ -6,6 +6,7 @@
 
 #include "analysis/analyze.hpp"
 #include "boot/backend.hpp"
+#include "experiment/backends.hpp"
 #include "evidence/bundle.hpp"
 #include "experiment/experiment.hpp"
 #include "machine/machine.hpp"
@@ -201,7 +202,7 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
                    const boot::Backend& backend, const fs::path& out_dir) {
   std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
               e.backend.c_str(), e.scheme.c_str(), plan.size());
-  if (e.backend == "qemu")
+  if (experiment::backend_rules(e.backend).boots_kernels)
     std::printf("kernels: each arm is built first, or found in the build cache (ksandwich build)\n");
   for (auto& p : plan) {
     std::printf("\npoint %d (block %d): %s\n", p.index, p.block, p.arm.c_str());
@@ -362,9 +363,9 @@ int run(const RunOptions& o) {
   auto plan = experiment::plan_points(e);
   std::shared_ptr<boot::Backend> backend =
       o.backend ? o.backend
-                : boot::make_backend(e.backend, {o.agent, o.repo_dir / "workloads/fio", e.qemu.accel,
+                : boot::make_backend(e.backend, {o.agent, o.repo_dir, o.repo_dir / "workloads/fio", e.qemu.accel,
                                                  source::default_cache_root()});
-  const bool needs_kernels = backend->needs_kernels();
+  const bool needs_kernels = experiment::backend_rules(e.backend).boots_kernels;
   if (o.dry_run) {
     print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
@@ -375,6 +376,7 @@ int run(const RunOptions& o) {
   std::optional<HostChanges> host_changes;
   if (!o.backend) {
     preflight(e, o);
+    backend->check_machine(e);
     host_changes.emplace(o.state_dir, o.out_dir, e, o.resume);
   }
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);

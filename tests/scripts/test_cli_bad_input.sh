@@ -64,7 +64,7 @@ fi
 if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v mkfs.btrfs >/dev/null; then
   expect_error "qemu: a patch file that does not exist" "patch file not found: $tmp/no-such.patch" -- "$ks" run "$tmp/qemu-missing-patch.json" --out "$tmp/o9"
   expect_error "qemu: a config fragment that does not exist" "config fragment not found" -- "$ks" run "$tmp/qemu-missing-fragment.json" --out "$tmp/o10"
-  expect_error "qemu: a storage kind the guest cannot have" "not available in the qemu guest" -- "$ks" run "$tmp/qemu-zram.json" --out "$tmp/o11"
+  expect_error "qemu: a storage kind the guest cannot have" "not available on the qemu backend" -- "$ks" run "$tmp/qemu-zram.json" --out "$tmp/o11"
   expect_error "qemu: a brd larger than the guest" "does not fit in a guest" -- "$ks" run "$tmp/qemu-brd-too-big.json" --out "$tmp/o12"
 else
   echo "SKIPPED (part): the qemu cases need qemu-system-x86_64, busybox-static and btrfs-progs"

@@ -1,0 +1,32 @@
+#include "experiment/backends.hpp"
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::experiment {
+
+const std::vector<BackendRules>& backend_table() {
+  static const std::vector<BackendRules> kTable = {
+      {"host", "the kernel booted now (arms differ only by mkfs/mount options and sysfs knobs)", false,
+       {"auto", "brd", "zram", "loop", "device"},
+       "on the host use a RAM device (\"auto\", \"brd\", \"zram\", \"loop\") or name the drive with kind \"device\""},
+      {"qemu", "each arm's kernel booted in a fresh QEMU guest per point", true, {"auto", "brd", "nvme"},
+       "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the guest) or \"nvme\" (an emulated drive "
+       "backed by a file)"},
+  };
+  return kTable;
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (auto& b : backend_table()) names.push_back(b.name);
+  return names;
+}
+
+const BackendRules& backend_rules(const std::string& name) {
+  for (auto& b : backend_table())
+    if (b.name == name) return b;
+  throw UserError("backend '" + name + "' does not exist", "use one of: " + join(backend_names(), ", "));
+}
+
+}  // namespace ks::experiment

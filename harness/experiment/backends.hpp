@@ -1,0 +1,24 @@
+#pragma once
+// The one table of backends as the rest of the pipeline sees them: what an experiment may ask
+// of each, known without running anything. Parsing, the pipeline, bisect, series and the
+// Slurm plan read it instead of comparing backend names; boot::make_backend builds each
+// (its own table, one line per row of this one). Pure.
+#include <string>
+#include <vector>
+
+namespace ks::experiment {
+
+struct BackendRules {
+  std::string name;
+  std::string summary;                     // what it runs on, for help and errors
+  bool boots_kernels = false;              // each arm is a kernel built from source and booted
+  std::vector<std::string> storage_kinds;  // the storage kinds its points can make
+  std::string storage_hint;                // what to use instead of another kind
+};
+
+const std::vector<BackendRules>& backend_table();
+std::vector<std::string> backend_names();
+// Throws UserError naming the backends there are.
+const BackendRules& backend_rules(const std::string& name);
+
+}  // namespace ks::experiment
