@@ -165,7 +165,12 @@ Inputs gather(const BuildRequest& request, const Progress& progress) {
     in.variables = merge_variables(in.variables, {"CC=ccache " + in.toolchain.cc});
   in.variables.push_back("LOCALVERSION=" + in.localversion);
   in.make_timeout = request.make_timeout;
-  in.ccache_dir = request.ccache_dir ? fs::absolute(*request.ccache_dir) : in.cache / "ccache";
+  // ccache's own variable, when set, names the cache to use: several kernel caches (a
+  // test's, a user's) can then share one ccache, as the same tree compiles the same.
+  const char* env_ccache = std::getenv("CCACHE_DIR");
+  in.ccache_dir = request.ccache_dir             ? fs::absolute(*request.ccache_dir)
+                  : env_ccache && *env_ccache    ? fs::absolute(env_ccache)
+                                                 : in.cache / "ccache";
   in.jobs = request.jobs > 0 ? request.jobs
                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

@@ -67,7 +67,7 @@ struct BuildRequest {
   int jobs = 0;                       // make -j; 0: the number of online CPUs
   std::chrono::minutes make_timeout{60};
   bool use_ccache = true;
-  std::optional<fs::path> ccache_dir; // default <cache>/ccache (tests share the real one)
+  std::optional<fs::path> ccache_dir; // default $CCACHE_DIR, else <cache>/ccache
   std::optional<fs::path> log_copy;   // also copy the build log here (a run's logs/)
 };
 

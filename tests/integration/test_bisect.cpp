@@ -1,5 +1,5 @@
 // `ksandwich bisect` for real: the eight-commit history of the default kernel source whose
-// fifth commit plants udelay(200) in btrfs_remap_file_range (tests/support/
+// fifth commit plants udelay(1000) in btrfs_remap_file_range (tests/support/
 // kernel_history.hpp, shared with the nightly test and its kernels), a small qemu confirm
 // experiment on clone, and the bisection must name the fifth commit. Every kernel after the
 // good one is the candidate as the patched arm's commit, an incremental build from the good

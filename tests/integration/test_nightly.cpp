@@ -1,6 +1,6 @@
 // `ksandwich nightly` for real, the way a lab machine runs it: a branch `tip` of a kernel
 // git tree (tests/support/kernel_history.hpp: the baseline, then commits 2 to 7, one a
-// night; the fifth commit, the fourth night's, plants udelay(200) in btrfs_remap_file_range)
+// night; the fifth commit, the fourth night's, plants udelay(1000) in btrfs_remap_file_range)
 // moves one commit a night, the experiment stays the same file (baseline = the first
 // commit, patched arm = "tip"), each night adds its bundle to a history, and `trend` must
 // name the fourth night as the change and `git log <third night>..<fourth night>` as its

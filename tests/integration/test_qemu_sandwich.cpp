@@ -15,6 +15,7 @@
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "support/broken_kvm.hpp"
+#include "support/integration_cache.hpp"
 #include "support/paths.hpp"
 #include "support/sandwich.hpp"
 #include "support/skip.hpp"
@@ -56,7 +57,7 @@ ks::proc::Result ksandwich(std::vector<std::string> args) {
   ks::proc::Command cmd;
   cmd.argv = args;
   cmd.timeout = std::chrono::minutes(40);  // two kernel builds if the cache is cold
-  cmd.env = {{"KSANDWICH_CACHE", (ks::source::default_cache_root() / "integration").string()}};
+  cmd.env = ks::test::integration_cache_env();
   return ks::proc::run(cmd);
 }
 
@@ -159,7 +160,7 @@ TEST_CASE("qemu sandwich on a KVM that opens but cannot run a guest: TCG, and th
   cmd.argv = {ks::test::ksandwich_binary().string(), "run", exp.string(), "--out", out.string()};
   cmd.timeout = std::chrono::minutes(40);
   cmd.env = ks::test::broken_kvm_env(wrapper_dir);
-  cmd.env.push_back({"KSANDWICH_CACHE", (ks::source::default_cache_root() / "integration").string()});
+  for (auto& kv : ks::test::integration_cache_env()) cmd.env.push_back(kv);
   auto r = ks::proc::run(cmd);
   INFO(r.out << r.err);
   REQUIRE(fs::exists(out / "bundle.json"));

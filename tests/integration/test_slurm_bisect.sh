@@ -18,10 +18,13 @@ done
 [ -e /bin/busybox ] || skip "/bin/busybox is missing (apt-get install busybox-static)"
 [ -x "$KS_BINARY_DIR/bin/ksandwich-agent" ] || skip "ksandwich-agent was not built"
 
-# The cache the C++ integration tests use (their kernels, the fixture): the jobs inherit it.
+# The cache the C++ integration tests use (their kernels, the fixture, the default cache's
+# ccache: tests/support/integration_cache.hpp): the jobs inherit it.
+export CCACHE_DIR="${KSANDWICH_CACHE:-/var/cache/ksandwich}/ccache"
 export KSANDWICH_CACHE="${KSANDWICH_CACHE:-/var/cache/ksandwich}/integration"
-fixture="$KSANDWICH_CACHE/fixtures/remap-8-5-200us"
-mapfile -t ids < <(bash "$KS_SOURCE_DIR/tests/support/kernel_git_fixture.sh" "$fixture" 8 5 200)
+# The fixture of tests/support/kernel_history.hpp (1000 us planted in the fifth commit).
+fixture="$KSANDWICH_CACHE/fixtures/remap-8-5-1000us"
+mapfile -t ids < <(bash "$KS_SOURCE_DIR/tests/support/kernel_git_fixture.sh" "$fixture" 8 5 1000)
 [ "${#ids[@]}" -eq 8 ] || { echo "FAIL the kernel git fixture gave ${#ids[@]} commits, not 8"; exit 1; }
 good=${ids[0]} bad=${ids[5]} fifth=${ids[4]:0:12}  # bad: the sixth, so the fifth must be found
 

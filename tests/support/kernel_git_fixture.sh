@@ -5,8 +5,8 @@
 # first commit is Debian's linux-source-6.1 tree as it unpacks; each later one adds a comment
 # line to a different file of fs/btrfs (code the compiler sees does not change), and commit
 # SLOW_FROM also plants udelay(DELAY_US) at the top of btrfs_remap_file_range(), kept from
-# then on (200 us makes a clone ioctl under TCG, 40-90 us, several times slower: a shift no
-# slow stretch of the host hides). Authors and dates are fixed, so the commit ids are
+# then on (the tests plant 1000 us: a clone ioctl under TCG, 40-90 us, becomes about 15x
+# slower, a shift no slow stretch of the host hides, even in a step of four blocks). Authors and dates are fixed, so the commit ids are
 # the same on every machine and the kernel build cache keys stay valid across reruns.
 #
 # Made once into DIR (under the kernel cache), unpacked beside it and renamed into place
