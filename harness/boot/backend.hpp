@@ -49,8 +49,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   // Checks what the backend itself needs once the kernels are built (CONTROL_KERNEL: the
-  // control arm's image, when its rules say it boots kernels: experiment/backends.hpp) and before the run's directory is
-  // written; throws UserError with the fix. The qemu backend decides its accelerator here.
+  // control arm's image, when its rules in experiment/backends.hpp say it boots kernels)
+  // and before the run's directory is written; throws UserError with the fix. The qemu
+  // backend decides its accelerator here.
   virtual void preflight(const std::optional<fs::path>& /*control_kernel*/) {}
   // Before anything is touched or built: what this backend needs of this machine for E
   // (programs, root, the storage guard); throws UserError with the fix.

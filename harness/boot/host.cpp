@@ -11,8 +11,8 @@
 #include <regex>
 
 #include "boot/knobs.hpp"
-#include "machine/doctor.hpp"
 #include "boot/phases.hpp"
+#include "machine/doctor.hpp"
 #include "machine/machine.hpp"
 #include "proc/runner.hpp"
 #include "storage/storage.hpp"

@@ -7,10 +7,11 @@ namespace ks::experiment {
 
 const std::vector<BackendRules>& backend_table() {
   static const std::vector<BackendRules> kTable = {
-      {"host", "the kernel booted now (arms differ only by mkfs/mount options and sysfs knobs)", false,
-       {"auto", "brd", "zram", "loop", "device"},
+      // The kernel booted now: arms differ only by mkfs/mount options and sysfs knobs.
+      {"host", false, {"auto", "brd", "zram", "loop", "device"},
        "on the host use a RAM device (\"auto\", \"brd\", \"zram\", \"loop\") or name the drive with kind \"device\""},
-      {"qemu", "each arm's kernel booted in a fresh QEMU guest per point", true, {"auto", "brd", "nvme"},
+      // Each arm's kernel, booted in a fresh QEMU guest for every point.
+      {"qemu", true, {"auto", "brd", "nvme"},
        "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the guest) or \"nvme\" (an emulated drive "
        "backed by a file)"},
   };

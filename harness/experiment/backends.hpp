@@ -10,7 +10,6 @@ namespace ks::experiment {
 
 struct BackendRules {
   std::string name;
-  std::string summary;                     // what it runs on, for help and errors
   bool boots_kernels = false;              // each arm is a kernel built from source and booted
   std::vector<std::string> storage_kinds;  // the storage kinds its points can make
   std::string storage_hint;                // what to use instead of another kind
