@@ -24,7 +24,9 @@ TEST_CASE("host backend: a point reports mkfs, each workload and its rounds as t
                                       {"storage", {{"kind", "auto"}, {"size_mib", 512}}},
                                       {"arms", {{"control", json::object()}, {"patched", json::object()}}},
                                       {"workloads", {{{"name", "clone"}, {"ops", 200}}, {{"name", "dedupe"}, {"ops", 200}}}}});
-  ks::boot::HostBackend backend({ks::test::agent_binary(), ks::test::source_dir() / "workloads/fio", "auto", ""});
+  ks::boot::HostBackend backend({.agent = ks::test::agent_binary(),
+                                 .data_dir = ks::test::source_dir(),
+                                 .fio_jobs_dir = ks::test::source_dir() / "workloads/fio"});
   ks::boot::PointContext ctx{e, e.arms.at("control"), 0, 0, tmp.path, tmp.path / "points/00-control", {}, ""};
   std::vector<std::pair<std::string, bool>> heard;
   ctx.phase = [&](const std::string& phase, bool milestone) { heard.emplace_back(phase, milestone); };
