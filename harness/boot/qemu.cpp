@@ -250,11 +250,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
                  .qemu_output = without_command_line(try_read_file(qemu_log).value_or("")),
                  .expected_release = ctx.kernel_release};
   const auto& report = guest.report;
-
-  PointResult result;
-  result.log = fs::relative(spec.console_log, ctx.bundle_dir).string();
-  result.kernel_release = string_field(report.guest, "kernel_release");
-  result.agent_records = report.agent_records;
+  PointResult result = guest_point_result(ctx, guest, storage, spec.console_log);
 
   // The host's noise controls (governor, turbo, load of the pinned CPU), then what the
   // guest read back, which is what the workload ran under.
@@ -275,54 +271,11 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
                       {"files", initramfs.files.size()}};
   env["qemu_argv"] = cmd.argv;
   env["qemu_seconds"] = run.seconds;
-  // Guest uptime at each step: where a slow boot spends its time.
-  auto at = [](std::optional<double> v) { return v ? json(*v) : json(); };
-  env["guest_timeline_s"] = {{"init_reported", at(number_field(report.guest, "uptime_s"))},
-                             {"filesystem_ready", at(number_field(report.storage, "uptime_s"))},
-                             {"agent_started", at(report.agent_start_uptime_s)},
-                             {"workloads_done", at(report.workloads_done_uptime_s)},
-                             {"exit", at(report.exit_uptime_s)}};
-  env["boot_to_agent_s"] = at(report.agent_start_uptime_s);
+  env["guest_timeline_s"] = guest_timeline(report);
+  env["boot_to_agent_s"] = env["guest_timeline_s"]["agent_started"];
   result.environment = env;
 
-  auto mkfs_options = e.storage.mkfs_options;
-  append(mkfs_options, ctx.arm.extra_mkfs_options);
-  auto mount_options = e.storage.mount_options;
-  append(mount_options, ctx.arm.extra_mount_options);
-  json storage_json{{"kind", storage.kind},
-                    {"requested_kind", e.storage.kind},
-                    {"device", storage.device},
-                    {"size_mib", e.storage.size_mib},
-                    {"mkfs_options", mkfs_options},
-                    {"mount_options", mount_options}};
-  if (report.storage.is_object()) {
-    for (auto& [key, value] : report.storage.items())
-      if (key != "type" && key != "uptime_s") storage_json[key] = value;
-    if (auto bytes = number_field(report.storage, "size_bytes"))
-      storage_json["size_mib"] = static_cast<uint64_t>(*bytes) >> 20;  // read back, not assumed
-  }
-  if (nvme) storage_json["backing_file"] = nvme->path().string();
-  result.storage = storage_json;
-
-  // Kernel health from the guest's own dmesg (not the console, where mkfs and the agent
-  // also write). A guest that died before sending it is a failed point anyway.
-  if (report.kernel_log) {
-    result.health = trace::kernel_health("", trace::split_log_lines(*report.kernel_log));
-  } else {
-    result.health = {{"error", "the guest sent no kernel log"}};
-  }
-  result.health["console_findings"] = console_findings(guest.console);
-  result.health["unreadable_result_lines"] = report.unreadable_lines;
-  if (auto targets = direct_hit_targets(e, ctx.arm.name); !targets.empty()) {
-    trace::TraceCapture capture;
-    capture.failure = "the guest sent no direct-hit records (the point ended before the pass)";
-    result.direct_hit = trace::to_json(trace::count_calls(targets, report.trace.value_or(capture)));
-  }
-  if (auto failure = guest_failure(guest)) {
-    result.status = "failed";
-    result.failure = *failure;
-    result.console_tail = console_tail(guest.console);
-  }
+  if (nvme) result.storage["backing_file"] = nvme->path().string();
   return result;
 }
 

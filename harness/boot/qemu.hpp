@@ -46,8 +46,9 @@ std::string qemu_option_value(std::string_view value);
 
 // ---- What the guest runs ------------------------------------------------------------
 
-// The device the guest formats: brd (/dev/ram0, sized on the kernel command line) or an
-// emulated NVMe drive (/dev/nvme0n1). "auto" is brd. Throws UserError for other kinds.
+// The device the guest formats: brd (/dev/ram0, sized on the kernel command line), an
+// emulated NVMe drive (/dev/nvme0n1), or (bare metal) the device the experiment names.
+// "auto" is brd. Throws UserError for other kinds.
 struct GuestStorage {
   std::string kind;    // brd | nvme
   std::string device;  // inside the guest
@@ -92,6 +93,7 @@ struct GuestReport {
   // the method it used ("trace" record). Absent when the plan traced nothing.
   std::optional<trace::TraceCapture> trace;
   std::optional<std::string> kernel_log;  // the guest's dmesg at the end ("text" records)
+  std::optional<std::string> console;     // bare metal: what init printed ("text" records)
   int unreadable_lines = 0;  // not JSON (e.g. the last line cut by a kill)
 };
 
@@ -122,6 +124,16 @@ std::string console_tail(std::string_view console, size_t lines = 40);
 
 // Console lines that show the guest kernel in trouble (WARNING:, BUG:, Oops, panic). Pure.
 std::vector<std::string> console_findings(std::string_view console);
+
+// Guest uptime at each step (init reported, filesystem ready, agent started, workloads done,
+// exit): where a slow boot spends its time. Pure.
+nlohmann::json guest_timeline(const GuestReport& report);
+
+// What came back made into the point's result (release, the agent's records, the storage
+// read back, kernel health, direct hits, why it failed), the same for a QEMU guest and a
+// bare-metal test kernel: both run guest/init.sh. The backend adds its environment. Pure.
+PointResult guest_point_result(const PointContext& context, const GuestRun& run, const GuestStorage& storage,
+                               const fs::path& console_log);
 
 // ---- The backend --------------------------------------------------------------------
 

@@ -110,6 +110,7 @@ std::vector<std::string> qemu_argv(const QemuSpec& s) {
 GuestStorage guest_storage(const experiment::Storage& storage) {
   if (storage.kind == "auto" || storage.kind == "brd") return {"brd", "/dev/ram0"};
   if (storage.kind == "nvme") return {"nvme", "/dev/nvme0n1"};
+  if (storage.kind == "device") return {"device", storage.device};
   throw UserError("storage kind \"" + storage.kind + "\" is not available in the qemu guest",
                   "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the guest) or \"nvme\" "
                   "(an emulated drive backed by a file)");
@@ -225,6 +226,10 @@ GuestReport parse_guest_results(std::string_view text) {
         report.kernel_log = report.kernel_log.value_or("") + text;
         continue;
       }
+      if (file == "console") {
+        report.console = report.console.value_or("") + text;
+        continue;
+      }
       if (!report.trace) report.trace.emplace();
       if (file == "available_filter_functions") report.trace->available_filter_functions += text;
       else if (file == "set_ftrace_filter") report.trace->set_ftrace_filter += text;
@@ -316,6 +321,64 @@ std::vector<std::string> console_findings(std::string_view console) {
         break;
       }
   return found;
+}
+
+json guest_timeline(const GuestReport& report) {
+  auto at = [](std::optional<double> v) { return v ? json(*v) : json(); };
+  return {{"init_reported", at(number_field(report.guest, "uptime_s"))},
+          {"filesystem_ready", at(number_field(report.storage, "uptime_s"))},
+          {"agent_started", at(report.agent_start_uptime_s)},
+          {"workloads_done", at(report.workloads_done_uptime_s)},
+          {"exit", at(report.exit_uptime_s)}};
+}
+
+PointResult guest_point_result(const PointContext& ctx, const GuestRun& guest, const GuestStorage& storage,
+                               const fs::path& console_log) {
+  const auto& e = ctx.experiment;
+  const auto& report = guest.report;
+  PointResult result;
+  result.log = fs::relative(console_log, ctx.bundle_dir).string();
+  result.kernel_release = string_field(report.guest, "kernel_release");
+  result.agent_records = report.agent_records;
+
+  auto mkfs_options = e.storage.mkfs_options;
+  append(mkfs_options, ctx.arm.extra_mkfs_options);
+  auto mount_options = e.storage.mount_options;
+  append(mount_options, ctx.arm.extra_mount_options);
+  json storage_json{{"kind", storage.kind},
+                    {"requested_kind", e.storage.kind},
+                    {"device", storage.device},
+                    {"size_mib", e.storage.size_mib},
+                    {"mkfs_options", mkfs_options},
+                    {"mount_options", mount_options}};
+  if (report.storage.is_object()) {
+    for (auto& [key, value] : report.storage.items())
+      if (key != "type" && key != "uptime_s") storage_json[key] = value;
+    if (auto bytes = number_field(report.storage, "size_bytes"))
+      storage_json["size_mib"] = static_cast<uint64_t>(*bytes) >> 20;  // read back, not assumed
+  }
+  result.storage = storage_json;
+
+  // Kernel health from the guest's own dmesg (not the console, where mkfs and the agent
+  // also write). A guest that died before sending it is a failed point anyway.
+  if (report.kernel_log) {
+    result.health = trace::kernel_health("", trace::split_log_lines(*report.kernel_log));
+  } else {
+    result.health = {{"error", "the guest sent no kernel log"}};
+  }
+  result.health["console_findings"] = console_findings(guest.console);
+  result.health["unreadable_result_lines"] = report.unreadable_lines;
+  if (auto targets = direct_hit_targets(e, ctx.arm.name); !targets.empty()) {
+    trace::TraceCapture capture;
+    capture.failure = "the guest sent no direct-hit records (the point ended before the pass)";
+    result.direct_hit = trace::to_json(trace::count_calls(targets, report.trace.value_or(capture)));
+  }
+  if (auto failure = guest_failure(guest)) {
+    result.status = "failed";
+    result.failure = *failure;
+    result.console_tail = console_tail(guest.console);
+  }
+  return result;
 }
 
 }  // namespace ks::boot
