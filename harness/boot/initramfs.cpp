@@ -133,6 +133,11 @@ Initramfs build_initramfs(const InitramfsSpec& spec, const fs::path& out) {
       if (entry.path().extension() == ".fio")
         copy_into(entry.path(), root / "ksandwich/fio" / entry.path().filename());
   }
+  for (auto& [from, to] : spec.files) {
+    if (!fs::is_regular_file(from))
+      throw UserError("initramfs: " + from.string() + " does not exist", "name a file that exists");
+    copy_into(from, staged(root, to));
+  }
   write_file(root / "init", spec.init_script);
   fs::permissions(root / "init", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                      fs::perms::others_read | fs::perms::others_exec);

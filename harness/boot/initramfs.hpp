@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ks::boot {
@@ -19,6 +20,9 @@ struct InitramfsSpec {
   fs::path agent;                     // static ksandwich-agent -> /usr/bin/ksandwich-agent
   std::vector<fs::path> programs;     // host paths of dynamic programs, copied to the same path
   fs::path fio_jobs_dir;              // *.fio -> /ksandwich/fio/ (skipped when empty)
+  // Further files as they are: host path -> absolute path in the archive (bare metal: the
+  // lab kernel a test kernel kexecs back into).
+  std::vector<std::pair<fs::path, fs::path>> files;
   std::string init_script;            // -> /init
   std::string plan;                   // -> /ksandwich/plan.sh
 };
