@@ -1,10 +1,17 @@
 #!/bin/sh
-# ksandwich guest init: PID 1 of the hermetic initramfs the harness builds for a QEMU point.
+# ksandwich guest init: PID 1 of the hermetic initramfs the harness builds for a point of
+# the qemu backend, or of the baremetal backend (a test kernel the lab machine kexec'd into).
 #
 # Reads back what the kernel runs with, makes a fresh btrfs, runs the agent once per
-# workload of the plan (/ksandwich/plan.sh, written by the harness) and streams every JSON
-# line to the virtio-serial port named "ksandwich.results". The console is only a log: the
-# harness takes results and the exit status from the port, never from the console.
+# workload of the plan (/ksandwich/plan.sh, written by the harness) and sends every JSON
+# line back. Under QEMU (KS_RESULTS=port) they stream to the virtio-serial port named
+# "ksandwich.results"; the console is only a log. On bare metal (KS_RESULTS=slot) the
+# software watchdog is armed first (softdog.soft_margin on the command line: a hang reboots
+# the machine into the lab kernel), the lines collect in /tmp and, at the end, go to the
+# results device whose first block the lab wrote: "KSANDWICH-RESULTS 1 <slot> armed 0",
+# <slot> being ksandwich.slot= on the command line. Init marks it "running 0" once the
+# watchdog is armed and "done <bytes>" after the lines (from byte 4096) are on the device,
+# then returns to the lab kernel: kexec (KS_RETURN=kexec, /ksandwich/lab/) or a reboot.
 #
 # Records on the port, one JSON object a line:
 #   {"type":"guest",...}          what the kernel runs with (release, cmdline, clocksource...)
@@ -55,10 +62,65 @@ emit_text() {
 finish() {
   say "exit $1: $2"
   dmesg | emit_text dmesg  # the harness scans it for WARNING, BUG, Oops, ...
+  [ "$KS_RESULTS" = slot ] && emit_text console </tmp/console.log
   emit "{\"type\":\"exit\",\"status\":$1,\"reason\":$(json_str "$2"),\"uptime_s\":$(uptime_s)}"
+  [ "$KS_RESULTS" = slot ] && { write_slot; return_to_lab; }
   sync
   reboot -f
   exit "$1"
+}
+
+# ---- Bare metal: the results device and the way back ---------------------------------
+
+# The word NAME=value of the kernel command line: its value.
+cmdline_value() {
+  read -r line </proc/cmdline
+  for word in $line; do
+    case "$word" in "$1="*) echo "${word#*=}"; return 0 ;; esac
+  done
+  return 1
+}
+
+# The block device whose first line is this point's slot header.
+slot_device() {
+  for b in /sys/class/block/*; do
+    d=/dev/${b##*/}
+    [ -b "$d" ] || continue
+    case "$(dd if="$d" bs=128 count=1 2>/dev/null | head -n 1 | tr -d '\000')" in
+      "KSANDWICH-RESULTS 1 $KS_SLOT "*) echo "$d"; return 0 ;;
+    esac
+  done
+  return 1
+}
+
+# The slot's first block: the header line, padded with zeros.
+slot_header() {
+  printf 'KSANDWICH-RESULTS 1 %s %s %s\n' "$KS_SLOT" "$1" "$2" |
+    dd of="$KS_SLOT_DEVICE" bs=4096 count=1 conv=sync,notrunc,fsync 2>/dev/null
+}
+
+write_slot() {
+  bytes=$(wc -c </tmp/results.jsonl)
+  if dd if=/tmp/results.jsonl of="$KS_SLOT_DEVICE" bs=4096 seek=1 conv=notrunc,fsync 2>/dev/null; then
+    slot_header "done" "$bytes"
+  else
+    say "could not write the results to $KS_SLOT_DEVICE"
+  fi
+}
+
+# kexec back into the lab kernel when the plan says so (the watchdog disarmed first: its
+# magic close), else, or when that fails, reboot into the machine's default boot entry.
+return_to_lab() {
+  if [ "$KS_RETURN" = kexec ]; then
+    printf V >&4
+    exec 4>&-
+    initrd=
+    [ -f /ksandwich/lab/initrd ] && initrd=/ksandwich/lab/initrd
+    ksandwich-agent kexec /ksandwich/lab/kernel "$initrd" "$(cat /ksandwich/lab/cmdline)"
+    say "kexec into the lab kernel failed: rebooting"
+  fi
+  sync
+  reboot -f
 }
 
 # Waits up to SECONDS for a test to succeed: virtio ports and NVMe namespaces appear
@@ -83,18 +145,38 @@ results_port() {
   return 1
 }
 
-port=
-find_port() { port=$(results_port); }
-if ! wait_for 30 find_port; then
-  say "no virtio-serial port named ksandwich.results: cannot report, stopping"
-  sync
-  reboot -f
-  exit 1
-fi
-exec 3>"$port"
-
 # shellcheck source=/dev/null  # written by the harness per run
 . /ksandwich/plan.sh
+
+watchdog=none
+if [ "$KS_RESULTS" = slot ]; then
+  # From here on a hang reboots the machine: opening /dev/watchdog starts softdog's timer.
+  exec 4>/dev/watchdog && watchdog="softdog $(cmdline_value softdog.soft_margin) s"
+  # No serial capture on a lab machine: what init prints is sent with the results too.
+  mkfifo /tmp/console.fifo
+  tee /tmp/console.log </tmp/console.fifo >/dev/console &
+  exec >/tmp/console.fifo 2>&1
+  KS_SLOT=$(cmdline_value ksandwich.slot)
+  find_slot() { KS_SLOT_DEVICE=$(slot_device); }
+  if [ -z "$KS_SLOT" ] || ! wait_for 60 find_slot; then
+    say "no results device holds slot '$KS_SLOT': cannot report, rebooting"
+    sync
+    reboot -f
+    exit 1
+  fi
+  slot_header running 0
+  exec 3>/tmp/results.jsonl
+else
+  port=
+  find_port() { port=$(results_port); }
+  if ! wait_for 30 find_port; then
+    say "no virtio-serial port named ksandwich.results: cannot report, stopping"
+    sync
+    reboot -f
+    exit 1
+  fi
+  exec 3>"$port"
+fi
 
 clocksource_dir=/sys/devices/system/clocksource/clocksource0
 clocksource=$(cat "$clocksource_dir/current_clocksource" 2>/dev/null)
@@ -107,6 +189,7 @@ emit "{\"type\":\"guest\"\
 ,\"available_clocksource\":$(json_str "$(cat "$clocksource_dir/available_clocksource" 2>/dev/null)")\
 ,\"cpus\":$(json_str "$(cat /sys/devices/system/cpu/online 2>/dev/null)")\
 ,\"mem_total\":$(json_str "$(grep MemTotal /proc/meminfo)")\
+,\"watchdog\":$(json_str "$watchdog")\
 ,\"uptime_s\":$(uptime_s)}"
 
 # A 1 ms tick is no clock for a microsecond operation (environment.md, traps).
