@@ -42,6 +42,10 @@ struct PointResult {
   nlohmann::json direct_hit;   // ftrace counts
   std::string log;             // relative to bundle_dir
   std::string console_tail;
+  // A point that spans a kernel switch (bare metal) is timed by the backend, across the
+  // reboots: when it started and how long it took. Unset: the pipeline times the call.
+  std::string started_at;
+  std::optional<double> seconds;
 };
 
 class Backend {
@@ -53,6 +57,9 @@ class Backend {
   // and before the run's directory is written; throws UserError with the fix. The qemu
   // backend decides its accelerator here.
   virtual void preflight(const std::optional<fs::path>& /*control_kernel*/) {}
+  // Its own section of E (experiment/backends.hpp: has_section), read and checked before
+  // anything else, also for --dry-run and `validate`; throws UserError naming the field.
+  virtual void check_experiment(const experiment::Experiment& /*e*/) {}
   // Before anything is touched or built: what this backend needs of this machine for E
   // (programs, root, the storage guard); throws UserError with the fix.
   virtual void check_machine(const experiment::Experiment& /*e*/) const {}

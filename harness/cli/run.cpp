@@ -54,11 +54,16 @@ void set_run_command(CLI::App& app, Context& context) {
     std::string experiment, out, resume;
     report::Options reply;
     bool dry_run = false;
+    bool after_switch = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("experiment", args->experiment, "experiment file (configs/experiments/*.json)");
   cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)");
   cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
+  cmd->add_flag("--after-switch", args->after_switch,
+                "with --resume: the run goes on after a bare-metal kernel switch (the boot hook `ksandwich "
+                "baremetal resume` passes it); its failed points stay failed")
+      ->needs("--resume");
   add_reply_options(cmd, args->reply);
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and the commands; touch nothing");
   cmd->callback([args, &context] {
@@ -70,6 +75,7 @@ void set_run_command(CLI::App& app, Context& context) {
       check_output_dir(args->resume, "--resume");
       check_json_file(std::filesystem::path(args->resume) / "bundle.json", "bundle");
       o.resume = true;
+      o.after_switch = args->after_switch;
       o.out_dir = fs::absolute(args->resume).lexically_normal();
       if (!args->experiment.empty()) o.experiment_file = fs::absolute(args->experiment).lexically_normal();
     } else if (args->experiment.empty()) {

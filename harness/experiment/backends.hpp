@@ -13,6 +13,7 @@ struct BackendRules {
   bool boots_kernels = false;              // each arm is a kernel built from source and booted
   std::vector<std::string> storage_kinds;  // the storage kinds its points can make
   std::string storage_hint;                // what to use instead of another kind
+  bool has_section = false;  // reads its own section of the experiment, named after it
 };
 
 const std::vector<BackendRules>& backend_table();

@@ -444,6 +444,11 @@ Experiment parse(const json& j) {
     qr.one_of("accel", e.qemu.accel, {"auto", "kvm", "tcg"});
     qr.reject_unknown();
   }
+  if (backend.has_section)
+    if (auto* section = r.find(e.backend)) {
+      if (!section->is_object()) r.fail(e.backend, "must be an object");
+      e.backend_section = *section;
+    }
   r.reject_unknown();
   return e;
 }

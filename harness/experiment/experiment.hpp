@@ -105,6 +105,9 @@ struct Experiment {
     uint32_t vcpus = 1;
     std::string accel = "auto";  // auto (KVM when a probe boot proves it works, else TCG) | kvm | tcg
   } qemu;
+  // The section named after the backend when its rules say it has one ("baremetal": {...}),
+  // as written: that backend reads and checks it (boot::Backend::check_experiment).
+  nlohmann::json backend_section;
 
   nlohmann::json raw;  // the file as given, kept in the bundle
 };

@@ -366,6 +366,7 @@ int run(const RunOptions& o) {
                 : boot::make_backend(e.backend, {o.agent, o.repo_dir, o.repo_dir / "workloads/fio", e.qemu.accel,
                                                  source::default_cache_root()});
   const bool needs_kernels = experiment::backend_rules(e.backend).boots_kernels;
+  backend->check_experiment(e);
   if (o.dry_run) {
     print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
@@ -427,8 +428,10 @@ int run(const RunOptions& o) {
   for (auto& planned : plan) {
     if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
-    if (point.status == "ok") {
-      say(fmt::format("[point {}/{} {}] already done, kept", planned.index + 1, plan.size(), planned.arm));
+    // After a kernel switch the same run goes on: its failed points stay failed.
+    if (point.status == "ok" || (o.after_switch && point.status == "failed")) {
+      say(fmt::format("[point {}/{} {}] already {}, kept", planned.index + 1, plan.size(), planned.arm,
+                      point.status == "ok" ? "done" : "failed"));
       progress.point_finished(true);
       continue;
     }
@@ -464,6 +467,8 @@ int run(const RunOptions& o) {
     point.console_tail = result.console_tail;
     point.finished_at = now_utc_iso8601();
     point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!result.started_at.empty()) point.started_at = result.started_at;
+    if (result.seconds) point.seconds = *result.seconds;
     auto rows = rows_from_agent(result.agent_records, planned.index, planned.arm, planned.block);
     bundle.rows.insert(bundle.rows.end(), rows.begin(), rows.end());
 

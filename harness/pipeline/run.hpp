@@ -28,6 +28,9 @@ struct RunOptions {
   std::optional<nlohmann::json> experiment;
   fs::path out_dir;
   bool resume = false;
+  // With resume: the same run going on after a bare-metal kernel switch (the boot hook),
+  // not a new attempt: points that failed stay failed instead of running again.
+  bool after_switch = false;
   bool dry_run = false;       // print the plan and the commands, touch nothing
   bool print_report = true;   // the text report on stdout at the end (calibrate prints its own)
   report::Options reply;      // the tester and thread for the reply block

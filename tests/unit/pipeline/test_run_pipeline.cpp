@@ -366,6 +366,24 @@ TEST_CASE("run: --resume reruns a failed point") {
   for (auto& p : run.bundle().points) CHECK(p.status == "ok");
 }
 
+TEST_CASE("run: --resume --after-switch goes on with the same run: a failed point stays failed") {
+  auto j = screen_experiment();
+  j["continue_on_failure"] = false;  // stops after the failed point, as a switch out would
+  Run run(j);
+  FakeOptions options;
+  options.faults[1] = Fault::fail;
+  REQUIRE(run(fake(options)) == kExitPointFailed);
+  auto second = fake();
+  auto o = run.options(second);
+  o.resume = true;
+  o.after_switch = true;
+  pipeline::run(o);
+  CHECK(second->points_run == std::vector<int>{2});
+  auto b = run.bundle();
+  CHECK(b.points.at(1).status == "failed");
+  CHECK(b.points.at(2).status == "ok");
+}
+
 TEST_CASE("run: --resume refuses another experiment file and an unknown schema_version, the rest stays") {
   Run run(screen_experiment());
   FakeOptions options;
