@@ -174,25 +174,29 @@ std::string QemuBackend::describe_point(const PointContext& ctx) const {
   return accel_note + "$ " + shell_line(qemu_argv(spec)) + "\n# /ksandwich/plan.sh in the initramfs:\n" + plan;
 }
 
-const Initramfs& QemuBackend::initramfs_for(const PointContext& ctx, const std::string& plan) {
-  if (auto it = initramfs_by_plan_.find(plan); it != initramfs_by_plan_.end()) return it->second;
+InitramfsSpec guest_initramfs_spec(const experiment::Experiment& e, const BackendOptions& options,
+                                   const std::string& plan) {
   InitramfsSpec spec;
-  spec.agent = options_.agent;
+  spec.agent = options.agent;
   auto mkfs = proc::find_program("mkfs.btrfs");
   require(mkfs.has_value(), "mkfs.btrfs not found: the guest needs it", "apt-get install btrfs-progs");
   spec.programs.push_back(*mkfs);
-  bool needs_fio = std::any_of(ctx.experiment.workloads.begin(), ctx.experiment.workloads.end(),
-                               [](auto& w) { return w.name == "fio"; });
-  if (needs_fio) {  // fio and its ~70 libraries add ~35 MB: only when a workload runs it
+  if (std::any_of(e.workloads.begin(), e.workloads.end(), [](auto& w) { return w.name == "fio"; })) {
     auto fio = proc::find_program("fio");
     require(fio.has_value(), "fio not found: the guest needs it for the fio workload", "apt-get install fio");
     spec.programs.push_back(*fio);
   }
-  spec.fio_jobs_dir = options_.fio_jobs_dir;
+  spec.fio_jobs_dir = options.fio_jobs_dir;
   spec.init_script = guest_init_script();
   spec.plan = plan;
+  return spec;
+}
+
+const Initramfs& QemuBackend::initramfs_for(const PointContext& ctx, const std::string& plan) {
+  if (auto it = initramfs_by_plan_.find(plan); it != initramfs_by_plan_.end()) return it->second;
+  auto spec = guest_initramfs_spec(ctx.experiment, options_, plan);
   progress::say(std::string("ksandwich: building the guest initramfs (busybox, agent, mkfs.btrfs") +
-                (needs_fio ? ", fio" : "") + ")");
+                (spec.programs.size() > 1 ? ", fio" : "") + ")");
   auto built = build_initramfs(spec, initramfs_path(ctx.bundle_dir, plan));
   return initramfs_by_plan_.emplace(plan, std::move(built)).first->second;
 }

@@ -67,7 +67,10 @@ std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm
 // /ksandwich/plan.sh: the device, mkfs and mount options, one agent argv per workload
 // built by agent_argv with paths inside the guest, and the direct-hit pass: the functions
 // to count on this arm and the short workloads to count them over. Every word single-quoted.
-std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm);
+// AGENT_CPU: the CPU the agent pins itself to there; unset, guest_cpu(E) (a bare-metal test
+// kernel runs on the machine's own CPUs: E's cpu itself).
+std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm,
+                       std::optional<int> agent_cpu = std::nullopt);
 
 // The CPU the agent pins itself to inside the guest: the last vCPU when the experiment
 // pins (the experiment's CPU is a host CPU: it pins the QEMU process), else -1.
@@ -77,6 +80,13 @@ std::string shell_quote(std::string_view word);
 
 // guest/init.sh, embedded at build time.
 const std::string& guest_init_script();
+
+// What a point's hermetic initramfs holds (initramfs.hpp): busybox, the agent, mkfs.btrfs,
+// fio and its libraries only when a workload runs it (~35 MB), the fio jobs, guest/init.sh
+// and PLAN. The same for a QEMU guest and a bare-metal test kernel. Throws UserError when a
+// program is missing.
+InitramfsSpec guest_initramfs_spec(const experiment::Experiment& e, const BackendOptions& options,
+                                   const std::string& plan);
 
 // ---- What comes back ----------------------------------------------------------------
 

@@ -149,14 +149,14 @@ std::string shell_quote(std::string_view word) {
   return out + "'";
 }
 
-std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm) {
+std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm, std::optional<int> agent_cpu) {
   auto storage = guest_storage(e.storage);
   auto mkfs_options = e.storage.mkfs_options;
   append(mkfs_options, arm.extra_mkfs_options);
   auto mount_options = e.storage.mount_options;
   append(mount_options, arm.extra_mount_options);
   experiment::Experiment in_guest = e;
-  in_guest.cpu = guest_cpu(e);
+  in_guest.cpu = agent_cpu.value_or(guest_cpu(e));
 
   std::string plan =
       "# What this guest runs: written by the harness, sourced by /init (guest/init.sh).\n"

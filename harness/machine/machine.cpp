@@ -182,10 +182,19 @@ std::vector<std::string> environment_differences(const json& a, const json& b) {
     if (v.is_string() && v.get<std::string>() == "tsc-early") v = "tsc";
     return v;
   };
+  // A bare-metal switch puts its own slot (a nonce) on each test kernel's command line.
+  auto without_slot = [](json v) {
+    if (!v.is_string()) return v;
+    std::vector<std::string> kept;
+    for (auto& word : split(v.get<std::string>(), ' '))
+      if (!starts_with(word, "ksandwich.slot=")) kept.push_back(word);
+    return json(join(kept, " "));
+  };
   std::vector<std::string> out;
   for (const char* key : kShouldMatch) {
     json va = a.value(key, json()), vb = b.value(key, json());
     if (std::string_view(key) == "clocksource") va = same_counter(va), vb = same_counter(vb);
+    if (std::string_view(key) == "kernel_cmdline") va = without_slot(va), vb = without_slot(vb);
     if (va != vb) out.push_back(std::string(key) + ": " + va.dump() + " vs " + vb.dump());
   }
   return out;

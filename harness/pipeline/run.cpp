@@ -428,11 +428,13 @@ int run(const RunOptions& o) {
   for (auto& planned : plan) {
     if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
-    // After a kernel switch the same run goes on: its failed points stay failed.
+    // After a kernel switch the same run goes on: its failed points stay failed (and stop it
+    // as they did, when the experiment says so).
     if (point.status == "ok" || (o.after_switch && point.status == "failed")) {
       say(fmt::format("[point {}/{} {}] already {}, kept", planned.index + 1, plan.size(), planned.arm,
                       point.status == "ok" ? "done" : "failed"));
       progress.point_finished(true);
+      if (point.status == "failed" && !e.continue_on_failure) break;
       continue;
     }
     std::erase_if(bundle.rows, [&](auto& r) { return r.point == planned.index; });

@@ -72,11 +72,26 @@ finish() {
 
 # ---- Bare metal: the results device and the way back ---------------------------------
 
-# The word NAME=value of the kernel command line: its value.
+# The value of NAME=value on the kernel command line; the last one, as the kernel takes it.
 cmdline_value() {
   read -r line </proc/cmdline
+  found=
   for word in $line; do
-    case "$word" in "$1="*) echo "${word#*=}"; return 0 ;; esac
+    case "$word" in "$1="*) found=${word#*=} ;; esac
+  done
+  [ -n "$found" ] && echo "$found"
+}
+
+# The block device whose stable identity (wwid, else serial) is $1: a drive named by the
+# lab kernel may have another name in this one.
+device_with_identity() {
+  for b in /sys/class/block/*; do
+    for f in "$b/wwid" "$b/device/wwid" "$b/serial" "$b/device/serial"; do
+      if [ -r "$f" ] && [ "$(cat "$f")" = "$1" ]; then
+        echo "/dev/${b##*/}"
+        return 0
+      fi
+    done
   done
   return 1
 }
@@ -116,7 +131,7 @@ return_to_lab() {
     exec 4>&-
     initrd=
     [ -f /ksandwich/lab/initrd ] && initrd=/ksandwich/lab/initrd
-    ksandwich-agent kexec /ksandwich/lab/kernel "$initrd" "$(cat /ksandwich/lab/cmdline)"
+    ksandwich-agent kexec /ksandwich/lab/kernel "$initrd" "$KS_LAB_CMDLINE"
     say "kexec into the lab kernel failed: rebooting"
   fi
   sync
@@ -150,12 +165,19 @@ results_port() {
 
 watchdog=none
 if [ "$KS_RESULTS" = slot ]; then
-  # From here on a hang reboots the machine: opening /dev/watchdog starts softdog's timer.
-  exec 4>/dev/watchdog && watchdog="softdog $(cmdline_value softdog.soft_margin) s"
   # No serial capture on a lab machine: what init prints is sent with the results too.
   mkfifo /tmp/console.fifo
   tee /tmp/console.log </tmp/console.fifo >/dev/console &
   exec >/tmp/console.fifo 2>&1
+  # From here on a hang reboots the machine: opening /dev/watchdog starts softdog's timer.
+  # (A failed redirection would end the shell, and with it PID 1: test first.)
+  if [ -c /dev/watchdog ]; then
+    exec 4>/dev/watchdog
+    watchdog="$(cat /sys/class/watchdog/watchdog0/identity 2>/dev/null || echo /dev/watchdog)"
+    watchdog="$watchdog, softdog.soft_margin $(cmdline_value softdog.soft_margin) s"
+  else
+    say "no /dev/watchdog: a hang of this kernel would not reboot the machine"
+  fi
   KS_SLOT=$(cmdline_value ksandwich.slot)
   find_slot() { KS_SLOT_DEVICE=$(slot_device); }
   if [ -z "$KS_SLOT" ] || ! wait_for 60 find_slot; then
@@ -198,6 +220,11 @@ case "$clocksource" in
     finish 3 "clocksource '$clocksource' cannot time the workloads" ;;
 esac
 
+# Bare metal, a named drive: found by its identity, never by the lab kernel's name for it.
+if [ -n "$KS_DEVICE_IDENTITY" ]; then
+  find_device() { KS_DEVICE=$(device_with_identity "$KS_DEVICE_IDENTITY"); }
+  wait_for 30 find_device || finish 4 "no drive with the identity $KS_DEVICE_IDENTITY: not formatting anything"
+fi
 device_ready() { [ -b "$KS_DEVICE" ]; }
 wait_for 30 device_ready || finish 4 "device $KS_DEVICE did not appear"
 

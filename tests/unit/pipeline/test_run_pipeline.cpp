@@ -368,11 +368,11 @@ TEST_CASE("run: --resume reruns a failed point") {
 
 TEST_CASE("run: --resume --after-switch goes on with the same run: a failed point stays failed") {
   auto j = screen_experiment();
-  j["continue_on_failure"] = false;  // stops after the failed point, as a switch out would
   Run run(j);
   FakeOptions options;
   options.faults[1] = Fault::fail;
-  REQUIRE(run(fake(options)) == kExitPointFailed);
+  options.faults[2] = Fault::interrupt;  // the run leaves here, as a switch to another kernel does
+  CHECK_THROWS_AS(run(fake(options)), Interrupted);
   auto second = fake();
   auto o = run.options(second);
   o.resume = true;
@@ -382,6 +382,21 @@ TEST_CASE("run: --resume --after-switch goes on with the same run: a failed poin
   auto b = run.bundle();
   CHECK(b.points.at(1).status == "failed");
   CHECK(b.points.at(2).status == "ok");
+
+  SECTION("and stops at it, as the run did, when the experiment does not continue after a failure") {
+    j["continue_on_failure"] = false;
+    Run stopping(j);
+    FakeOptions fail;
+    fail.faults[1] = Fault::fail;
+    REQUIRE(stopping(fake(fail)) == kExitPointFailed);
+    auto third = fake();
+    auto resumed = stopping.options(third);
+    resumed.resume = true;
+    resumed.after_switch = true;
+    pipeline::run(resumed);
+    CHECK(third->points_run.empty());
+    CHECK(stopping.bundle().points.at(2).status == "pending");
+  }
 }
 
 TEST_CASE("run: --resume refuses another experiment file and an unknown schema_version, the rest stays") {
