@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "boot/baremetal/baremetal.hpp"
 #include "boot/host.hpp"
 #include "boot/qemu.hpp"
 #include "util/error.hpp"
@@ -16,6 +17,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOpti
       kBackends = {
           {"host", [](const BackendOptions& o) { return std::make_unique<HostBackend>(o); }},
           {"qemu", [](const BackendOptions& o) { return std::make_unique<QemuBackend>(o); }},
+          {"baremetal", [](const BackendOptions& o) { return std::make_unique<baremetal::BaremetalBackend>(o); }},
       };
   auto it = kBackends.find(name);
   if (it == kBackends.end())

@@ -1,5 +1,6 @@
 #include "experiment/backends.hpp"
 
+#include "experiment/experiment.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -14,6 +15,11 @@ const std::vector<BackendRules>& backend_table() {
       {"qemu", true, {"auto", "brd", "nvme"},
        "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the guest) or \"nvme\" (an emulated drive "
        "backed by a file)"},
+      // Each arm's kernel, kexec'd into on this machine for every point ("baremetal": {...}).
+      {"baremetal", true, {"auto", "brd", "device"},
+       "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the test kernel) or name a drive with kind "
+       "\"device\" and allow_overwrite",
+       true, true},
   };
   return kTable;
 }
@@ -28,6 +34,13 @@ const BackendRules& backend_rules(const std::string& name) {
   for (auto& b : backend_table())
     if (b.name == name) return b;
   throw UserError("backend '" + name + "' does not exist", "use one of: " + join(backend_names(), ", "));
+}
+
+void require_one_run_per_process(const Experiment& e, const std::string& command) {
+  if (backend_rules(e.backend).leaves_process)
+    throw UserError("`ksandwich " + command + "` cannot drive the " + e.backend + " backend: each point switches " +
+                        "the machine's kernel and ends this process, and the boot hook goes on with one run only",
+                    "run the experiment with `ksandwich run` on the lab machine");
 }
 
 }  // namespace ks::experiment

@@ -14,11 +14,18 @@ struct BackendRules {
   std::vector<std::string> storage_kinds;  // the storage kinds its points can make
   std::string storage_hint;                // what to use instead of another kind
   bool has_section = false;  // reads its own section of the experiment, named after it
+  bool leaves_process = false;  // a point ends the process (a kexec); a boot hook resumes the run
 };
 
 const std::vector<BackendRules>& backend_table();
 std::vector<std::string> backend_names();
 // Throws UserError naming the backends there are.
 const BackendRules& backend_rules(const std::string& name);
+
+struct Experiment;
+// Throws UserError when E's backend leaves the process at every point (bare metal) and
+// COMMAND (e.g. "bisect") does more than one run, or more than the run, in that process:
+// no boot hook would go on with it.
+void require_one_run_per_process(const Experiment& e, const std::string& command);
 
 }  // namespace ks::experiment

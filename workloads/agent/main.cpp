@@ -17,6 +17,7 @@
 #include "agent/output.hpp"
 #include "agent/record.hpp"
 #include "agent/workload.hpp"
+#include "boot/baremetal/kexec.hpp"
 #include "proc/runner.hpp"
 #include "util/error.hpp"
 
@@ -125,9 +126,27 @@ int run(const Options& o) {
   return 0;
 }
 
+// `ksandwich-agent kexec KERNEL INITRD CMDLINE` (INITRD "" for none): a bare-metal test
+// kernel's way back into the lab kernel. Returns only when the switch failed.
+int kexec_back(const std::vector<std::string>& args) {
+  if (args.size() != 3) {
+    say("usage: ksandwich-agent kexec KERNEL INITRD CMDLINE (INITRD \"\" for none)");
+    return ks::kExitBadInput;
+  }
+  try {
+    ks::boot::kexec::load(args[0], args[1].empty() ? std::nullopt : std::optional<std::filesystem::path>(args[1]), args[2]);
+    ks::boot::kexec::reboot_into_loaded();
+  } catch (const std::exception& e) {
+    say(e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "kexec")
+    return kexec_back(std::vector<std::string>(argv + 2, argv + argc));
   auto parsed = parse_arguments(std::vector<std::string>(argv + 1, argv + argc), kVersion);
   switch (parsed.action) {
     case ParseResult::Action::PrintAndExit:

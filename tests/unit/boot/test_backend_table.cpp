@@ -14,12 +14,12 @@ using nlohmann::json;
 namespace ex = ks::experiment;
 
 TEST_CASE("backend table: every backend the rules name is made, under its own name") {
-  REQUIRE(ex::backend_names() == std::vector<std::string>{"host", "qemu"});
+  REQUIRE(ex::backend_names() == std::vector<std::string>{"host", "qemu", "baremetal"});
   for (auto& name : ex::backend_names()) {
     auto backend = ks::boot::make_backend(name, {});
     CHECK(backend->name() == name);
   }
-  CHECK_THROWS_AS(ex::backend_rules("baremetal"), ks::UserError);
+  CHECK_THROWS_AS(ex::backend_rules("vmware"), ks::UserError);
 }
 
 TEST_CASE("backend table: the experiment and bundle schemas name the same backends") {
@@ -55,4 +55,18 @@ TEST_CASE("backend table: a storage kind the backend cannot make is refused when
       }
     }
   }
+}
+
+TEST_CASE("backend table: a backend's own section is kept for it, and refused for the others") {
+  json e{{"name", "t"},
+         {"backend", "baremetal"},
+         {"baremetal", {{"results_device", "/dev/sdb2"}}},
+         {"arms", {{"control", json::object()}, {"patched", json::object()}}},
+         {"workloads", {{{"name", "clone"}, {"ops", 100}}}}};
+  CHECK(ex::parse(e).backend_section == e["baremetal"]);
+  e["backend"] = "qemu";
+  CHECK_THROWS_WITH(ex::parse(e), Catch::Contains("baremetal"));
+  e["backend"] = "baremetal";
+  e["baremetal"] = "/dev/sdb2";
+  CHECK_THROWS_WITH(ex::parse(e), Catch::Contains("/baremetal") && Catch::Contains("must be an object"));
 }
