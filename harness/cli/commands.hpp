@@ -43,6 +43,7 @@ void set_cleanup_command(CLI::App& app, Context& context);
 void set_series_command(CLI::App& app, Context& context);
 void set_submit_commands(CLI::App& app, Context& context);  // submit and gather
 void set_bisect_command(CLI::App& app, Context& context);
+void set_baremetal_command(CLI::App& app, Context& context);  // install, uninstall, resume, status
 
 // --tested-by and --in-reply-to, shared by `run` and `report` (defined in report.cpp).
 void add_reply_options(CLI::App* cmd, report::Options& reply);

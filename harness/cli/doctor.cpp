@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "boot/accel.hpp"
+#include "boot/baremetal/baremetal.hpp"
 #include "cli/commands.hpp"
 #include "machine/doctor.hpp"
 #include "pipeline/host_changes.hpp"
@@ -59,10 +60,12 @@ void set_doctor_command(CLI::App& app, Context& context) {
                       can_count ? tracing.method + " in " + tracing.tracefs : tracing.reason,
                       "direct hits on the host need a kernel that allows tracing (no lockdown); "
                       "the qemu backend's kernels count in the guest"});
-    bool host_ready = true, main_ready = true;
+    for (auto& c : boot::baremetal::doctor_checks()) checks.push_back(c);
+    bool host_ready = true, main_ready = true, bare_metal_ready = true;
     for (auto& c : checks) {
       host_ready = host_ready && (c.ok || !c.required);
       main_ready = main_ready && (c.ok || !c.main_job);
+      bare_metal_ready = bare_metal_ready && (c.ok || !c.bare_metal);
     }
     auto left = pipeline::leftovers();
     if (*as_json) {
@@ -73,14 +76,15 @@ void set_doctor_command(CLI::App& app, Context& context) {
       nlohmann::json out{{"leftovers", leftovers},{"ready_for_main_job", main_ready},
                          {"main_job_accelerator", main_ready ? nlohmann::json(accel) : nlohmann::json()},
                          {"ready_for_host_sandwich", host_ready},
+                         {"ready_for_bare_metal", bare_metal_ready},
                          {"checks", nlohmann::json::array()}};
       for (auto& c : checks)
         out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"required", c.required},
-                                 {"main_job", c.main_job}, {"detail", c.detail}, {"fix", c.ok ? "" : c.fix}});
+                                 {"main_job", c.main_job}, {"bare_metal", c.bare_metal}, {"detail", c.detail}, {"fix", c.ok ? "" : c.fix}});
       fmt::print("{}\n", out.dump(2));
     } else {
       for (auto& c : checks) {
-        bool needed = c.required || c.main_job;
+        bool needed = c.required || c.main_job || c.bare_metal;
         fmt::print("{:<6} {:<30} {}\n", c.ok ? "ok" : (needed ? "MISSING" : "absent"), c.name, c.detail);
         if (!c.ok) fmt::print("{:<6} {:<30} fix: {}\n", "", "", c.fix);
       }
@@ -88,6 +92,8 @@ void set_doctor_command(CLI::App& app, Context& context) {
                  main_ready ? "ready for the main job (the QEMU sandwich, under " + accel + ")"
                             : "not ready for the main job: fix the MISSING lines above",
                  host_ready ? "ready for the host sandwich" : "not ready for the host sandwich: fix the MISSING lines above");
+      fmt::print("{}\n", bare_metal_ready ? "ready for bare metal (the baremetal backend)"
+                                          : "not ready for bare metal: fix the MISSING \"(bare metal)\" lines above");
       for (auto& l : left) {
         fmt::print("\nleftovers of a killed run (pid {}) in {}: {} change(s) not undone\n", l.pid, l.dir.string(),
                    l.pending.size());

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   ks::cli::set_series_command(app, context);
   ks::cli::set_submit_commands(app, context);
   ks::cli::set_bisect_command(app, context);
+  ks::cli::set_baremetal_command(app, context);
   set_build_command(app, context);
   app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
 

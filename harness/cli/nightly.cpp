@@ -1,8 +1,11 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "experiment/backends.hpp"
+#include "experiment/experiment.hpp"
 #include "history/store.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::cli {
 
@@ -23,6 +26,9 @@ void set_nightly_command(CLI::App& app, Context& context) {
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and what would be recorded; touch nothing");
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out);
+    if (std::filesystem::is_regular_file(o.experiment_file))  // else `run` says what is wrong
+      experiment::require_one_run_per_process(
+          experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string()), "nightly");
     o.dry_run = args->dry_run;
     set_tool(o, context);
     if (!args->dry_run) history::Store store(args->db);  // refuse a bad history before hours of running

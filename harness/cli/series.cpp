@@ -40,6 +40,7 @@ void set_series_command(CLI::App& app, Context& context) {
       throw UserError("a series compares kernels, but " + args->experiment + " runs on the " + e.backend +
                           " backend, which boots none",
                       "use an experiment with \"backend\": \"qemu\" (configs/experiments/default.json)");
+    experiment::require_one_run_per_process(e, "series");
     check_json_file(o.experiment_file, "experiment");
     auto mbox = fs::absolute(args->mbox).lexically_normal();
     if (!fs::is_regular_file(mbox))

@@ -30,6 +30,7 @@ ExperimentInput read_input(const fs::path& file, const fs::path& repo_dir) {
                     "name experiment files (configs/experiments/*.json) or a directory written by `ksandwich series`");
   auto e = experiment::parse_text(read_file(in.file), in.file.string());
   in.name = e.name;
+  experiment::require_one_run_per_process(e, "submit --slurm");
   if (!experiment::backend_rules(e.backend).boots_kernels) return in;
   std::vector<std::string> arms;
   for (auto& [name, arm] : e.arms) arms.push_back(name);

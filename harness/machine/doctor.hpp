@@ -13,6 +13,7 @@ struct Check {
   bool main_job = false;  // the QEMU sandwich (the main job) cannot run without it
   std::string detail;     // what was found
   std::string fix;        // what to do when it is missing
+  bool bare_metal = false;  // the baremetal backend cannot run without it
 };
 
 // How to get the Debian PACKAGE: from a source tree (SOURCE_TREE) tools/setup.sh installs

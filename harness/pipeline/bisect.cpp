@@ -323,6 +323,7 @@ Prepared prepare(const BisectOptions& o) {
   if (!experiment::backend_rules(e.backend).boots_kernels)
     throw UserError("bisect builds a kernel per commit: the " + e.backend + " backend runs only the kernel booted now",
                     "use \"backend\": \"qemu\" in the experiment");
+  experiment::require_one_run_per_process(e, "bisect");
   auto base = kernel::absolute_experiment(e, o.experiment_file.parent_path(), o.repo_dir);
   auto repo = kernel::request_for_arm(e, "control", o.repo_dir, o.experiment_file.parent_path()).source.path;
   if (!fs::is_directory(repo))

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "analysis/samples.hpp"
+#include "experiment/backends.hpp"
+#include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "source/source.hpp"
 #include "stats/summary.hpp"
@@ -81,6 +83,7 @@ json calibration_experiment(json e, int points) {
 
 std::optional<Calibration> calibrate(RunOptions o, int points) {
   auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+  experiment::require_one_run_per_process(original, "calibrate");
   o.experiment = calibration_experiment(original.raw, points);
   o.print_report = false;  // an A/A run of one arm has no verdict worth printing
   run(o);

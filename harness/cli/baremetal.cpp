@@ -1,0 +1,129 @@
+// `ksandwich baremetal install | uninstall | resume | status`: the boot hook of the
+// bare-metal backend. A run on the lab machine leaves for each point's kernel and comes
+// back by kexec or a reboot; at boot the installed systemd unit runs `baremetal resume`,
+// which goes on with the run registered in the state directory.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "boot/baremetal/baremetal.hpp"
+#include "cli/commands.hpp"
+#include "proc/runner.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace ks::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bm = ks::boot::baremetal;
+
+const fs::path kSystemUnitDir = "/etc/systemd/system";
+
+fs::path unit_file(const fs::path& dir) { return dir / bm::kUnitName; }
+fs::path wants_link(const fs::path& dir) { return dir / "multi-user.target.wants" / bm::kUnitName; }
+
+// systemd rereads its units when it is the init and the unit is in its directory.
+void reload_systemd(const fs::path& dir) {
+  if (dir == kSystemUnitDir && fs::is_directory("/run/systemd/system") && proc::have_program("systemctl"))
+    proc::run(proc::command({"systemctl", "daemon-reload"}, std::chrono::seconds(60)));
+}
+
+bool ours(const fs::path& unit) {
+  return read_first_line(unit).starts_with("# Written by `ksandwich baremetal install`");
+}
+
+void install(const fs::path& dir, const fs::path& ksandwich) {
+  auto unit = unit_file(dir);
+  if (fs::exists(unit) && !ours(unit))
+    throw UserError(unit.string() + " exists and was not written by ksandwich", "move it away first");
+  auto state = fs::absolute(bm::state_dir());
+  fs::create_directories(state);
+  fs::create_directories(wants_link(dir).parent_path());
+  // What the resumed run must find as the run found it: the kernel cache (systemd passes
+  // no environment of the shell that installed the unit). Paths only: no spaces.
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR"})
+    if (const char* v = std::getenv(name); v && *v) {
+      if (std::string(v).find_first_of(" \t\n\"'\\") != std::string::npos)
+        throw UserError(std::string("$") + name + " holds a space or a quote", "set it to a plain path");
+      env.emplace_back(name, v);
+    }
+  write_file_atomic(unit, bm::resume_unit(fs::absolute(ksandwich), state, env));
+  std::error_code ec;
+  fs::remove(wants_link(dir), ec);
+  fs::create_symlink(unit, wants_link(dir));  // what `systemctl enable` makes
+  reload_systemd(dir);
+  std::printf("installed %s (enabled: %s)\nat boot it goes on with the run registered in %s\n", unit.c_str(),
+              wants_link(dir).c_str(), (state / "pending").c_str());
+}
+
+void uninstall(const fs::path& dir) {
+  auto unit = unit_file(dir);
+  if (fs::exists(unit) && !ours(unit))
+    throw UserError(unit.string() + " was not written by ksandwich; left alone", "remove it yourself if it is yours");
+  std::error_code ec;
+  bool removed = fs::remove(wants_link(dir), ec);
+  removed = fs::remove(unit, ec) || removed;
+  reload_systemd(dir);
+  std::printf(removed ? "removed %s\n" : "%s was not installed\n", unit.c_str());
+}
+
+// Goes on with the registered run; what it prints goes to the console and the journal.
+int resume(Context& context) {
+  auto pending = bm::state_dir() / "pending";
+  auto dir = trim(try_read_file(pending).value_or(""));
+  if (dir.empty()) {
+    std::printf("ksandwich baremetal resume: no run is waiting (%s)\n", pending.c_str());
+    return 0;
+  }
+  pipeline::RunOptions o;
+  o.resume = true;
+  o.after_switch = true;
+  o.out_dir = dir;
+  set_tool(o, context);
+  std::printf("ksandwich baremetal resume: going on with %s\n", dir.c_str());
+  std::fflush(stdout);
+  // Returns when the run is over or cannot go on: then nothing waits any more, so the next
+  // boot does not retry it (a run that switched again has registered itself anew).
+  auto done = [&] {
+    if (trim(try_read_file(pending).value_or("")) == dir) fs::remove(pending);
+  };
+  try {
+    int code = pipeline::run(o);
+    done();
+    return code;
+  } catch (...) {
+    done();
+    throw;
+  }
+}
+
+}  // namespace
+
+void set_baremetal_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand("baremetal", "the bare-metal backend's boot hook: install, uninstall, resume, status");
+  cmd->require_subcommand(1);
+  auto unit_dir = std::make_shared<std::string>(kSystemUnitDir.string());
+  auto* in = cmd->add_subcommand("install", "install and enable the systemd unit that goes on with a bare-metal run "
+                                            "at boot (state: $KSANDWICH_BAREMETAL_STATE or /var/lib/ksandwich/baremetal)");
+  in->add_option("--unit-dir", *unit_dir, "where systemd units live")->capture_default_str();
+  in->callback([unit_dir, &context] { install(fs::absolute(*unit_dir), context.ksandwich); });
+  auto* un = cmd->add_subcommand("uninstall", "disable and remove that unit");
+  un->add_option("--unit-dir", *unit_dir, "where systemd units live")->capture_default_str();
+  un->callback([unit_dir] { uninstall(fs::absolute(*unit_dir)); });
+  auto* re = cmd->add_subcommand("resume", "go on with the registered run (`ksandwich run --resume DIR "
+                                           "--after-switch`); what the unit runs at boot");
+  re->callback([&context] { context.exit_code = resume(context); });
+  auto* st = cmd->add_subcommand("status", "the run waiting for the boot hook, and whether the unit is installed");
+  st->add_option("--unit-dir", *unit_dir, "where systemd units live")->capture_default_str();
+  st->callback([unit_dir] {
+    auto pending = trim(try_read_file(bm::state_dir() / "pending").value_or(""));
+    auto unit = unit_file(fs::absolute(*unit_dir));
+    std::printf("waiting run: %s\nboot hook: %s\n", pending.empty() ? "none" : pending.c_str(),
+                fs::exists(unit) ? ("installed, " + unit.string()).c_str() : "not installed");
+  });
+}
+
+}  // namespace ks::cli
