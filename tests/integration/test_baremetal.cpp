@@ -204,7 +204,7 @@ TEST_CASE("baremetal: a QEMU lab machine kexecs into control, patched, control a
             << bundle["verdict"] << "\n";
 }
 
-TEST_CASE("baremetal: killed mid-point the lab reruns the point; a hung test kernel is rebooted by the watchdog") {
+TEST_CASE("baremetal: killed mid-point the lab reruns the point, and a hung test kernel is rebooted by the watchdog") {
   require_lab();
   auto ids = ks::test::history_fixture();
   ks::test::TempDir tmp("ks-baremetal");
