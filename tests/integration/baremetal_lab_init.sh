@@ -6,14 +6,15 @@
 # disk. What a lab machine's boot does, this does: run the installed boot hook (the systemd
 # unit's ExecStart, with its Environment, when its ConditionPathExists holds), else the
 # test's first command; then power off, which ends QEMU.
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/run/tmp
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# /tmp stays the host's (read-only): the checkout and the lab's disk may be under it.
+mkdir -p "$TMPDIR"
 
 value() {
   read -r line </proc/cmdline
