@@ -72,9 +72,13 @@ json baremetal_experiment(const std::vector<std::string>& ids, const std::string
   return e;
 }
 
-// What a lab user types, once: install the boot hook, start the run.
+// The arms' kernels are built here (the lab has the source and the cache, not the time);
+// then what a lab user types, once: install the boot hook, start the run.
 void write_start(const Lab& lab, const json& experiment) {
   ks::write_file(lab.dir / "experiment.json", experiment.dump(2));
+  auto built = ks::test::ksandwich_in_cache({"build", (lab.dir / "experiment.json").string(), "--arm", "all"});
+  INFO(built.out << built.err);
+  REQUIRE(built.ok());
   auto ksandwich = ks::test::ksandwich_binary().string();
   ks::write_file(lab.dir / "start.sh",
                  "export KSANDWICH_BAREMETAL_STATE=" + (lab.dir / "state").string() +
@@ -151,11 +155,6 @@ TEST_CASE("baremetal: a QEMU lab machine kexecs into control, patched, control a
   auto e = baremetal_experiment(ids, "kexec", 500, 7, 300);
   e["baremetal"]["lab_kernel"] = lab.kernel.string();
   e["baremetal"]["lab_initrd"] = "";
-  // The arms' kernels are built here (the lab has the source and the cache, not the time).
-  ks::write_file(tmp.path / "arms.json", e.dump(2));
-  auto built = ks::test::ksandwich_in_cache({"build", (tmp.path / "arms.json").string(), "--arm", "all"});
-  INFO(built.out << built.err);
-  REQUIRE(built.ok());
   write_start(lab, e);
 
   auto started = Clock::now();
@@ -212,10 +211,6 @@ TEST_CASE("baremetal: killed mid-point the lab reruns the point, and a hung test
   // 3 rounds of 20,000 clones: about 4 s on control, over 60 s with the planted 1000 us,
   // past point_timeout_s = 45 s: that test kernel never finishes and its watchdog fires.
   auto e = baremetal_experiment(ids, "reboot", 20000, 3, 45);
-  ks::write_file(tmp.path / "arms.json", e.dump(2));
-  auto built = ks::test::ksandwich_in_cache({"build", (tmp.path / "arms.json").string(), "--arm", "all"});
-  INFO(built.out << built.err);
-  REQUIRE(built.ok());
   write_start(lab, e);
 
   // Power loss: the VM is killed as soon as the first test kernel marks its slot running.
