@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for ksandwich, idempotently: installs the Debian
-# packages that build and run the harness, then configures and builds into build/.
-# `--tests` also installs what only the tests need (the README's test command uses it).
+# packages that build and run the harness, then configures and builds into build/: the CLI
+# and the agent; `--tests` also installs what only the tests need and builds the test
+# programs (the README's test command uses it).
 # Run as root from the repository. Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,5 +60,11 @@ fi
 mkdir -p /var/cache/ksandwich/ccache
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)"
-echo "tools/setup.sh: ready (build/bin/ksandwich, build/bin/ksandwich-agent)"
+if $tests; then
+  cmake --build build -j"$(nproc)"
+  echo "tools/setup.sh: ready (build/bin/ksandwich, build/bin/ksandwich-agent and the tests)"
+else
+  # The main job needs the CLI and the agent, not the test programs (minutes of compiling).
+  cmake --build build -j"$(nproc)" --target ksandwich ksandwich-agent
+  echo "tools/setup.sh: ready (build/bin/ksandwich, build/bin/ksandwich-agent)"
+fi
