@@ -6,6 +6,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -202,7 +204,24 @@ std::string describe(const Entry& e) {
   return e.kind + " " + e.data.dump();
 }
 
+// The run's logs directory must be its own, not a link to somewhere else: the journal in it
+// is read and appended to.
+void require_real_logs_dir(const fs::path& out_dir) {
+  std::error_code ec;
+  auto logs = out_dir / "logs";
+  if (fs::is_symlink(logs, ec))
+    throw UserError(logs.string() + " is a symbolic link",
+                    "a run's logs/ is a directory the run made; name the output directory of a ksandwich run");
+}
+
+std::string machine_key(const fs::path& state_dir) {
+  std::error_code ec;
+  fs::create_directories(state_dir, ec);
+  return journal::load_key(state_dir);
+}
+
 CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const fs::path& state_dir) {
+  require_real_logs_dir(out_dir);
   auto file = journal_file(out_dir);
   if (!fs::exists(file) && unregister_dead(state_dir, out_dir) > 0)
     return {0, 0, {"its journal is gone (was " + out_dir.string() + " removed?): nothing known to undo"}, ""};
@@ -210,7 +229,7 @@ CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const
     throw UserError(out_dir.string() + " has no journal (" + file.string() + ")",
                     "name the output directory of a ksandwich run (one written by this version)");
   // One cleanup of a journal at a time (`cleanup` and `run --resume` could meet).
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw SystemError("open " + file.string(), errno);
   struct Close {
     int fd;
@@ -218,7 +237,9 @@ CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const
   } close_fd{fd};
   lock_or_throw(fd, file);
 
-  auto pending = journal::read(file).pending();
+  const auto key = machine_key(state_dir);
+  const auto contents = journal::read(file, key);
+  auto pending = contents.pending();
   for (auto& e : pending)
     if (journal::maker_alive(e) && e.pid != getpid())
       throw UserError("the run in " + out_dir.string() + " is still running (pid " + std::to_string(e.pid) + ")",
@@ -226,7 +247,12 @@ CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const
                           ": it undoes its changes itself); cleanup is for runs that were killed");
 
   CleanupReport report;
-  journal::Journal journal(file);
+  if (contents.unsealed_lines > 0)
+    report.lines.push_back(fmt::format(
+        "ignored: {} line(s) of {} not sealed by ksandwich on this machine since it booted (written by "
+        "someone else, or before a reboot, which undid what they record): nothing of theirs is touched",
+        contents.unsealed_lines, file.string()));
+  journal::Journal journal(file, key);
   for (auto& e : pending) {
     auto what = describe(e);
     auto undo = undo_table().find(e.kind);
@@ -264,7 +290,8 @@ std::vector<Leftover> leftovers(const fs::path& state_dir) {
   for (auto& dir : dead_runs(state_dir)) {
     Leftover l{dir, 0, {}};
     try {
-      for (auto& e : journal::read(journal_file(dir)).pending()) {
+      require_real_logs_dir(dir);
+      for (auto& e : journal::read(journal_file(dir), machine_key(state_dir)).pending()) {
         l.pid = e.pid;
         l.pending.push_back(describe(e));
       }
@@ -329,7 +356,8 @@ HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, con
 }
 
 void HostChanges::open_journal() {
-  journal_ = std::make_unique<journal::Active>(journal_file(out_dir_));
+  require_real_logs_dir(out_dir_);
+  journal_ = std::make_unique<journal::Active>(journal_file(out_dir_), machine_key(state_dir_));
   registration_ = state_dir_ / "active" / (std::to_string(getpid()) + ".json");
   json me{{"pid", getpid()},
           {"pid_start", journal::process_start(getpid()).value_or(0)},
@@ -342,7 +370,7 @@ HostChanges::~HostChanges() {
   try {
     journal_.reset();
     if (!registration_.empty()) {
-      auto pending = journal::read(journal_file(out_dir_)).pending();
+      auto pending = journal::read(journal_file(out_dir_), machine_key(state_dir_)).pending();
       if (pending.empty()) {
         std::error_code ec;
         fs::remove(registration_, ec);

@@ -1,6 +1,10 @@
 #include "util/files.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -53,10 +57,39 @@ void write_file_append(const fs::path& path, std::string_view content) {
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  write_file(tmp, content);
-  fs::rename(tmp, path);
+  // Only a regular file (or a link, which the rename replaces, never follows) is replaced:
+  // renaming over /dev/null or a FIFO would swap a device node for a file.
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw SystemError("write " + path.string(), "it exists and is not a regular file (a device, FIFO or directory)");
+  // A new file of a name no one can have planted (O_EXCL: never through a link), beside it.
+  std::string tmp = path.string() + ".tmp-XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw SystemError("create a temporary file beside " + path.string(), errno);
+  auto fail = [&](const std::string& what, int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw SystemError(what + " " + tmp, err);
+  };
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) fail("chmod", errno);
+  for (std::string_view left = content; !left.empty();) {
+    ssize_t n = ::write(fd, left.data(), left.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("write", n < 0 ? errno : EIO);
+    left.remove_prefix(static_cast<size_t>(n));
+  }
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw SystemError("close " + tmp, err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw SystemError("rename " + tmp + " to " + path.string(), err);
+  }
 }
 
 std::string trim(std::string_view s) {

@@ -14,7 +14,9 @@ std::string read_file(const fs::path& path);                  // throws SystemEr
 std::optional<std::string> try_read_file(const fs::path& path); // nullopt when unreadable
 bool read_file_contains(const fs::path& path, std::string_view needle);
 std::string read_first_line(const fs::path& path, std::string fallback = {});
-// Writes to PATH.tmp then renames, so a reader never sees half a file.
+// Writes a new file beside PATH (a name made with O_EXCL: never through a planted link) and
+// renames it over PATH, so a reader never sees half a file. Refuses a PATH that is a device,
+// FIFO or directory; a failed write leaves PATH as it was and no temporary behind.
 void write_file_atomic(const fs::path& path, std::string_view content);
 void write_file(const fs::path& path, std::string_view content); // e.g. /sys knobs
 void write_file_append(const fs::path& path, std::string_view content);

@@ -1,10 +1,15 @@
 #include "util/journal.hpp"
 
 #include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/hmac.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 #include "util/error.hpp"
@@ -26,7 +31,112 @@ void write_all(int fd, std::string_view text, const fs::path& file) {
   }
 }
 
+std::string hmac_hex(std::string_view key, std::string_view text) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
+            text.size(), mac, &length))
+    throw SystemError("seal a journal line", "HMAC-SHA256 failed");
+  return to_hex(std::string_view(reinterpret_cast<const char*>(mac), length));
+}
+
+// LINE with its seal ("mac") added.
+std::string sealed(json line, std::string_view key) {
+  line["mac"] = hmac_hex(key, line.dump());
+  return line.dump();
+}
+
+// Whether J (a parsed line) carries the seal of KEY; the seal is taken out of J.
+bool unseal(json& j, std::string_view key) {
+  auto mac = j.find("mac");
+  if (mac == j.end() || !mac->is_string()) return false;
+  auto claimed = mac->get<std::string>();
+  j.erase(mac);
+  auto expected = hmac_hex(key, j.dump());
+  return claimed.size() == expected.size() && CRYPTO_memcmp(claimed.data(), expected.data(), expected.size()) == 0;
+}
+
+// The text of FILE, or nullopt when it does not exist. Never through a symlink, never a
+// FIFO or device, at most kMaxBytes.
+std::optional<std::string> read_bounded(const fs::path& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw SystemError("open the journal " + file.string(), errno == ELOOP ? "it is a symbolic link" : std::strerror(errno));
+  }
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) throw SystemError("stat the journal " + file.string(), errno);
+  if (!S_ISREG(st.st_mode)) throw SystemError("read the journal " + file.string(), "not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxBytes)
+    throw SystemError("read the journal " + file.string(),
+                      "it holds " + std::to_string(st.st_size) + " bytes, more than a run writes");
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw SystemError("read the journal " + file.string(), errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  return text;
+}
+
+// Throws unless PATH (lstat) is of KIND, owned by this user and not writable by group or others.
+void require_private(const fs::path& path, mode_t kind, const char* what) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) throw SystemError("check " + path.string(), errno);
+  if ((st.st_mode & S_IFMT) != kind)
+    throw SystemError("check " + path.string(), std::string("not a ") + what + " (a symbolic link or another kind of file)");
+  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    throw SystemError("check " + path.string(),
+                      "owned by uid " + std::to_string(st.st_uid) + " or writable by others: the journal key must be "
+                      "this user's alone");
+}
+
 }  // namespace
+
+std::string load_key(const fs::path& dir) {
+  require_private(dir, S_IFDIR, "directory");
+  const auto file = dir / "journal.key";
+  constexpr size_t kKeyBytes = 32;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+      } close_fd{fd};
+      require_private(file, S_IFREG, "regular file");
+      std::string key(kKeyBytes, '\0');
+      if (::read(fd, key.data(), key.size()) != static_cast<ssize_t>(key.size()))
+        throw SystemError("read " + file.string(), "not a journal key of " + std::to_string(kKeyBytes) + " bytes");
+      return key;
+    }
+    if (errno != ENOENT) throw SystemError("open " + file.string(), errno);
+    // Made beside it and linked into place: two runs making it at once agree on one key.
+    std::string key(kKeyBytes, '\0');
+    if (::getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size()))
+      throw SystemError("getrandom for the journal key", errno);
+    auto tmp = dir / ("journal.key." + std::to_string(::getpid()));
+    int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0) throw SystemError("create " + tmp.string(), errno);
+    bool written = ::write(out, key.data(), key.size()) == static_cast<ssize_t>(key.size()) && ::fsync(out) == 0;
+    ::close(out);
+    int linked = written ? ::link(tmp.c_str(), file.c_str()) : -1;
+    int err = errno;
+    ::unlink(tmp.c_str());
+    if (!written) throw SystemError("write " + tmp.string(), err);
+    if (linked == 0) return key;
+    if (err != EEXIST) throw SystemError("link " + file.string(), err);
+  }
+  throw SystemError("open " + file.string(), "it appeared and vanished again");
+}
 
 std::vector<Entry> Contents::pending() const {
   std::vector<Entry> out;
@@ -35,18 +145,19 @@ std::vector<Entry> Contents::pending() const {
   return out;
 }
 
-Contents read(const fs::path& file) {
+Contents read(const fs::path& file, std::string_view key) {
   Contents c;
-  auto text = try_read_file(file);
-  if (!text) {
-    if (fs::exists(file)) throw SystemError("read " + file.string(), EACCES);
-    return c;
-  }
+  auto text = read_bounded(file);
+  if (!text) return c;
   for (auto& line : split(*text, '\n')) {
     if (trim(line).empty()) continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       ++c.torn_lines;
+      continue;
+    }
+    if (!unseal(j, key)) {
+      ++c.unsealed_lines;
       continue;
     }
     try {
@@ -122,14 +233,20 @@ bool maker_alive(const Entry& entry) {
   return start && *start == entry.pid_start;
 }
 
-Journal::Journal(fs::path file) : file_(std::move(file)) {
-  auto existing = read(file_);
+Journal::Journal(fs::path file, std::string key) : file_(std::move(file)), key_(std::move(key)) {
+  auto existing = read(file_, key_);
   for (auto& e : existing.entries) next_ = std::max(next_, e.seq + 1);
   for (auto seq : existing.undone) next_ = std::max(next_, seq + 1);
-  fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) throw SystemError("open the journal " + file_.string(), errno);
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw SystemError("open the journal " + file_.string(), "not a regular file");
+  }
   // A line torn by a killed writer must not swallow the next one.
-  auto text = try_read_file(file_).value_or("");
+  auto text = read_bounded(file_).value_or("");
   if (!text.empty() && text.back() != '\n') write_all(fd_, "\n", file_);
 }
 
@@ -138,7 +255,7 @@ Journal::~Journal() {
 }
 
 void Journal::append(const json& line) {
-  write_all(fd_, line.dump() + "\n", file_);
+  write_all(fd_, sealed(line, key_) + "\n", file_);
   if (::fsync(fd_) != 0) throw SystemError("fsync " + file_.string(), errno);
 }
 
@@ -164,7 +281,7 @@ void Journal::undone(uint64_t seq, const std::string& how) {
   append({{"undone", seq}, {"how", how}, {"at", now_utc_iso8601()}});
 }
 
-Active::Active(const fs::path& file) : journal_(file) { g_active = &journal_; }
+Active::Active(const fs::path& file, std::string key) : journal_(file, std::move(key)) { g_active = &journal_; }
 Active::~Active() {
   if (g_active == &journal_) g_active = nullptr;
 }

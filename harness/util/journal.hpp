@@ -11,6 +11,12 @@
 //   {"undone":3,"how":"undone"}            put back, or "skipped: why" (nothing to put back)
 // A torn last line (the process died while writing it) is ignored when read.
 //
+// Every line is sealed: "mac" holds HMAC-SHA256 of the line without it, under a key only
+// root can read (load_key: STATE/journal.key, made on first use). A journal lives in the
+// output directory, which its owner can edit; cleanup and --resume act on sealed lines only,
+// so a line someone else wrote (a knob, a mount, a file to delete) is never undone. The key
+// lives on /run and dies with a reboot, as do all the changes a journal records.
+//
 // The modules that change the machine call record()/record_undone(); they journal only
 // while a run has a journal open (journal::Active), so doctor, tests and benchmarks that
 // use the same code write nothing.
@@ -40,12 +46,20 @@ struct Contents {
   std::vector<Entry> entries;  // in the order they were made
   std::set<uint64_t> undone;
   size_t torn_lines = 0;       // lines that are not whole JSON (a write cut short)
+  size_t unsealed_lines = 0;   // whole lines whose seal is missing or wrong: ignored
   // Entries not undone, last made first: the order to undo them in.
   std::vector<Entry> pending() const;
 };
 
-// Reads FILE; a missing file is an empty journal. Throws SystemError when it cannot be read.
-Contents read(const fs::path& file);
+// The machine's journal key, in DIR (made on first use: 32 random bytes, mode 0600). Throws
+// SystemError when DIR or the key is not this user's alone (a symlink, another owner, group or
+// other may write), since whoever can read or replace the key can forge a journal.
+std::string load_key(const fs::path& dir);
+
+// Reads FILE (never through a symlink; at most kMaxBytes), keeping the lines sealed with KEY;
+// a missing file is an empty journal. Throws SystemError when it cannot be read.
+constexpr size_t kMaxBytes = 16 << 20;
+Contents read(const fs::path& file, std::string_view key);
 
 // Bytes <-> hex, so a knob's old value is kept byte for byte whatever it holds.
 std::string to_hex(std::string_view bytes);
@@ -59,8 +73,9 @@ bool maker_alive(const Entry& entry);
 
 class Journal {
  public:
-  // Opens FILE for appending (creating it), numbering on after what it already holds.
-  explicit Journal(fs::path file);
+  // Opens FILE for appending (creating it, never through a symlink), numbering on after what
+  // it already holds; every line it writes is sealed with KEY.
+  Journal(fs::path file, std::string key);
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -75,6 +90,7 @@ class Journal {
  private:
   void append(const nlohmann::json& line);
   fs::path file_;
+  std::string key_;
   int fd_ = -1;
   uint64_t next_ = 1;
   std::mutex mutex_;
@@ -83,7 +99,7 @@ class Journal {
 // Installs a journal as this process's run journal for its lifetime.
 class Active {
  public:
-  explicit Active(const fs::path& file);
+  Active(const fs::path& file, std::string key);
   ~Active();
   Active(const Active&) = delete;
   Active& operator=(const Active&) = delete;

@@ -103,7 +103,7 @@ void killed_run_is_cleaned_up(const std::string& kind) {
   std::string target, source, backing_file, zram_id;
   for (int i = 0; i < 600 && !(!target.empty() && mounted(target)); ++i) {
     std::this_thread::sleep_for(100ms);
-    auto journal = ks::journal::read(ks::pipeline::journal_file(out));
+    auto journal = ks::journal::read(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
     for (auto& entry : journal.entries) {
       if (entry.kind == "mount") target = entry.data.value("target", ""), source = entry.data.value("source", "");
       if (entry.kind == "loop") backing_file = entry.data.value("backing_file", "");
@@ -144,7 +144,7 @@ void killed_run_is_cleaned_up(const std::string& kind) {
     CHECK_FALSE(loop_attached(backing_file));
     CHECK_FALSE(fs::exists(backing_file));
   }
-  CHECK(ks::journal::read(ks::pipeline::journal_file(out)).pending().empty());
+  CHECK(ks::journal::read(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir)).pending().empty());
 
   auto again = ksandwich({"cleanup", out.string()});
   CHECK(again.exit_code == 0);

@@ -56,6 +56,12 @@ struct Run {
   fs::path out = tmp.path / "out";
   Run() { fs::create_directories(out / "logs"); }
   fs::path journal() const { return ks::pipeline::journal_file(out); }
+  fs::path state() const { return tmp.path / "state"; }
+  // The key cleanup_run(out, ..., state()) reads the journal with.
+  std::string key() const {
+    fs::create_directories(state());
+    return journal::load_key(state());
+  }
   fs::path file(const std::string& name) const { return tmp.path / name; }
 };
 
@@ -75,7 +81,7 @@ TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and
   Run run;
   ks::write_file(run.file("knob"), std::string("128\n\0x", 6));
   in_killed_process([&] {
-    journal::Active active(run.journal());
+    journal::Active active(run.journal(), run.key());
     journal::record("file", {{"path", run.file("ksandwich-a").string()}});
     ks::write_file(run.file("ksandwich-a"), "a");
     // Never destroyed: the process dies holding the knob, as under SIGKILL.
@@ -84,7 +90,7 @@ TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and
     ks::write_file(run.file("ksandwich-c"), "c");
   });
   CHECK(ks::read_file(run.file("knob")) == "4096");
-  REQUIRE(journal::read(run.journal()).pending().size() == 3);
+  REQUIRE(journal::read(run.journal(), run.key()).pending().size() == 3);
 
   auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state");
   INFO(ks::join(report.lines, "\n"));
@@ -107,7 +113,7 @@ TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
   Run run;
   ks::write_file(run.file("knob"), "old\n");
   in_killed_process([&] {
-    journal::Active active(run.journal());
+    journal::Active active(run.journal(), run.key());
     new ks::boot::KnobSetting({{run.file("knob").string(), "new"}}, rules_for(run.tmp.path).knobs);
     journal::record("mount", {{"target", (run.tmp.path / "mnt-gone").string()}, {"source", "/dev/zram9"},
                               {"fstype", "btrfs"}});
@@ -122,7 +128,7 @@ TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
   CHECK(report.skipped == 3);
   CHECK(ks::read_file(run.file("knob")) == "someone else's\n");
   CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("not mounted") && Catch::Contains("someone else"));
-  CHECK(journal::read(run.journal()).pending().empty());
+  CHECK(journal::read(run.journal(), run.key()).pending().empty());
 }
 
 TEST_CASE("cleanup: refuses what lies outside its places and stops there, keeping older entries") {
@@ -131,7 +137,7 @@ TEST_CASE("cleanup: refuses what lies outside its places and stops there, keepin
   ks::test::TempDir elsewhere("ks-elsewhere");
   ks::write_file(elsewhere.path / "ksandwich-precious", "data");
   in_killed_process([&] {
-    journal::Active active(run.journal());
+    journal::Active active(run.journal(), run.key());
     journal::record("file", {{"path", run.file("ksandwich-older").string()}});
     journal::record("file", {{"path", (elsewhere.path / "ksandwich-precious").string()}});  // tampered
   });
@@ -140,7 +146,7 @@ TEST_CASE("cleanup: refuses what lies outside its places and stops there, keepin
   CHECK_THAT(report.failure, Catch::Contains("ksandwich-precious"));
   CHECK(fs::exists(elsewhere.path / "ksandwich-precious"));
   CHECK(fs::exists(run.file("ksandwich-older")));  // not reached: it was made before
-  CHECK(journal::read(run.journal()).pending().size() == 2);
+  CHECK(journal::read(run.journal(), run.key()).pending().size() == 2);
 }
 
 TEST_CASE("cleanup: refuses while the run's process is alive") {
@@ -152,7 +158,7 @@ TEST_CASE("cleanup: refuses while the run's process is alive") {
   if (pid == 0) {
     close(go[1]);
     {
-      journal::Active active(run.journal());
+      journal::Active active(run.journal(), run.key());
       journal::record("file", {{"path", run.file("ksandwich-live").string()}});
     }
     char c;
@@ -160,7 +166,7 @@ TEST_CASE("cleanup: refuses while the run's process is alive") {
     _exit(0);
   }
   close(go[0]);
-  for (int i = 0; i < 200 && journal::read(run.journal()).entries.empty(); ++i) usleep(10000);
+  for (int i = 0; i < 200 && journal::read(run.journal(), run.key()).entries.empty(); ++i) usleep(10000);
   CHECK_THROWS_WITH(cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state"),
                     Catch::Contains("still running") && Catch::Contains(std::to_string(pid)));
   close(go[1]);
@@ -200,4 +206,40 @@ TEST_CASE("run lock: a second run meets it by name, it dies with its holder, lef
   CHECK_FALSE(fs::exists(run.file("ksandwich-left")));
   CHECK(ks::pipeline::leftovers(state).empty());
   CHECK(ks::pipeline::dead_runs(state).empty());  // unregistered
+}
+
+TEST_CASE("cleanup: a journal someone else wrote changes nothing (a knob, a file, a mount)") {
+  // The attack of issue 27 (D1): the run directory's owner plants entries whose "value" is
+  // what the target holds now, so that cleanup would write "old" bytes into it.
+  Run run;
+  ks::write_file(run.file("knob"), "current\n");
+  ks::write_file(run.file("ksandwich-victim"), "data");
+  ks::write_file(run.journal(),
+                 R"({"seq":1,"kind":"knob","data":{"path":")" + run.file("knob").string() +
+                     R"(","old_hex":")" + journal::to_hex("pwned") + R"(","value":"current"},"pid":0})" "\n" +
+                     R"({"seq":2,"kind":"file","data":{"path":")" + run.file("ksandwich-victim").string() +
+                     R"("},"pid":0})" "\n");
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.state());
+  INFO(ks::join(report.lines, "\n"));
+  CHECK(report.ok());
+  CHECK(report.undone + report.skipped == 0);
+  CHECK(ks::read_file(run.file("knob")) == "current\n");
+  CHECK(fs::exists(run.file("ksandwich-victim")));
+  CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("ignored: 2 line(s)"));
+}
+
+TEST_CASE("cleanup: a logs/ or journal that is a symbolic link is refused, the target untouched") {
+  Run run;
+  auto victim = run.file("victim");
+  ks::write_file(victim, "precious\n");
+  fs::create_symlink(victim, run.journal());
+  CHECK_THROWS(cleanup_run(run.out, rules_for(run.tmp.path), run.state()));
+  CHECK(ks::read_file(victim) == "precious\n");
+  fs::remove(run.journal());
+  fs::remove(run.out / "logs");
+  ks::test::TempDir elsewhere("ks-elsewhere");
+  ks::write_file(elsewhere.path / "journal.jsonl", "");
+  fs::create_directory_symlink(elsewhere.path, run.out / "logs");
+  CHECK_THROWS_WITH(cleanup_run(run.out, rules_for(run.tmp.path), run.state()), Catch::Contains("symbolic link"));
+  CHECK(ks::read_file(elsewhere.path / "journal.jsonl").empty());
 }
