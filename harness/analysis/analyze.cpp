@@ -99,12 +99,14 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
 
   DecisionOptions decision_options;
   decision_options.material_pct = options.material_pct;
+  decision_options.resolution_sd = options.resolution_sd_log_ratio;
   if (sequential_design(options))
     decision_options.sequential = stats::SequentialDesign{.min_blocks = std::max(options.min_blocks, 3),
                                                           .max_blocks = options.max_blocks,
                                                           .alpha = options.alpha,
                                                           .workloads = static_cast<int>(workload_count),
-                                                          .material_pct = options.material_pct};
+                                                          .material_pct = options.material_pct,
+                                                          .resolution_sd = options.resolution_sd_log_ratio};
   if (auto it = options.calibrated_sd_log_ratio.find(spec.id);
       it != options.calibrated_sd_log_ratio.end()) {
     decision_options.calibrated_sd = it->second;

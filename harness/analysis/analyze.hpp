@@ -31,6 +31,9 @@ struct Options {
   // shape. Sets the MDE and blocks needed; lets a run without its own noise estimate
   // (zero spread, < 2 df) make a claim with the spread taken as known.
   std::map<std::string, double> calibrated_sd_log_ratio;
+  // The measuring clock's resolution floor for one block log ratio (evidence/clock.hpp,
+  // bundle_clock): a spread under it is taken as it, known. 0: none (wall time).
+  double resolution_sd_log_ratio = 0;
   // Confirm: the looks of the group-sequential design, from min_blocks to the run's planned
   // blocks (the cap). 0: a fixed-sample decision.
   int min_blocks = 3;

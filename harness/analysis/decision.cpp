@@ -86,11 +86,20 @@ Decision decide(const Design& x, const DecisionOptions& o) {
   else if (o.calibrated_sd)
     r.notes.push_back("the calibrated spread is not a positive number and was ignored");
 
-  // The interval: the run's own spread when it has one worth the name, else the calibrated
-  // spread as a known one, else no claim.
-  const bool observed = x.sd && *x.sd > 0 && x.df >= 2;
+  // The interval: the clock's resolution floor as a known spread when the run's own spread
+  // is under it; else the run's own spread when it has one worth the name, else the
+  // calibrated spread as a known one, else no claim.
+  r.at_resolution_floor = o.resolution_sd > 0 && x.sd && *x.sd <= o.resolution_sd;
+  const bool observed = !r.at_resolution_floor && x.sd && *x.sd > 0 && x.df >= 2;
   std::optional<double> sd, df;
-  if (observed) {
+  if (r.at_resolution_floor) {
+    sd = o.resolution_sd;
+    df = kKnownSpreadDf;
+    r.notes.push_back(fmt::format(
+        "the spread between {}s ({:.2g}% per {} ratio) is within the clock's resolution floor: the "
+        "interval takes the floor ({:.3g}%) as a known spread",
+        x.unit, 100 * *x.sd, x.unit, 100 * o.resolution_sd));
+  } else if (observed) {
     sd = *x.sd;
     df = x.df;
   } else if (calibrated) {
@@ -130,7 +139,10 @@ Decision decide(const Design& x, const DecisionOptions& o) {
   // from an upper 80% bound of the observed one (an sd from few df is itself noise).
   std::optional<double> sd_mde;
   double df_mde = observed ? x.df : kKnownSpreadDf;
-  if (calibrated) {
+  if (r.at_resolution_floor) {
+    sd_mde = o.resolution_sd;
+    r.mde_basis = "clock's resolution floor";
+  } else if (calibrated) {
     sd_mde = *calibrated;
     r.mde_basis = "calibrated";
   } else if (x.sd && *x.sd > 0 && x.df >= 1) {
@@ -196,7 +208,7 @@ evidence::Interval log_interval(double estimate_log, double lo_log, double hi_lo
 // p value and the MDE stay as descriptions of this many blocks.
 void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::SequentialDesign& design) {
   const int k = static_cast<int>(d.size());
-  if (!r.df || k < design.min_blocks) {  // no noise estimate of the run's own: no claim
+  if ((!r.df && !r.at_resolution_floor) || k < design.min_blocks) {  // no noise estimate of its own: no claim
     r.notes.push_back(k < design.min_blocks
                           ? fmt::format("{} of at least {} blocks: too early to look", k, design.min_blocks)
                           : std::string("the sequential design needs the run's own noise estimate: no claim"));
@@ -223,9 +235,9 @@ void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::
                                                                : Claim::none;
   r.notes.push_back(fmt::format(
       "{} at the look after block {} of at most {}: repeated confidence intervals (O'Brien-Fleming "
-      "spending, alpha {} split over {} workload(s)), critical t {:.3g}",
+      "spending, alpha {} split over {} workload(s)), critical {} {:.3g}",
       r.claim == Claim::none ? "undecided" : "decided", at, design.max_blocks, design.alpha, design.workloads,
-      looked.critical));
+      looked.at_floor ? "z (the clock's floor as known spread)" : "t", looked.critical));
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ struct DecisionOptions {
   // Used for the MDE and blocks needed; and, when the run itself has no noise estimate
   // (zero spread, fewer than two degrees of freedom), for the interval as a known spread.
   std::optional<double> calibrated_sd;
+  // The measuring clock's resolution floor for one block log ratio (evidence/clock.hpp);
+  // 0: none. An observed sd at or under it is replaced by it, taken as known (z, not t):
+  // a deterministic clock's near-zero spread then makes a claim, and an honest one.
+  // options.sequential carries the same floor for the looks.
+  double resolution_sd = 0;
   // Confirm runs look after every block, so decide_paired judges through the group-
   // sequential design (stats/sequential.hpp): repeated confidence intervals whose
   // O'Brien-Fleming spending keeps the error rates over all looks, each workload at
@@ -46,7 +51,8 @@ struct Decision {
   std::optional<double> sd_log_ratio;            // observed sd of one block log ratio
   std::optional<double> mde_pct;                 // alpha .05, power .8, at this run's size
   std::optional<int> blocks_needed;              // for an MDE of material_pct
-  std::string mde_basis;                         // calibrated | observed upper 80% bound
+  std::string mde_basis;                         // calibrated | observed upper 80% bound | clock's resolution floor
+  bool at_resolution_floor = false;              // the spread was the clock's floor, taken as known
   Claim claim = Claim::none;
   std::vector<std::string> notes;                // why no claim, what the MDE rests on
 };

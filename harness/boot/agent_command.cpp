@@ -19,6 +19,7 @@ experiment::Experiment direct_hit_pass(experiment::Experiment e) {
   for (auto& w : e.workloads) {
     w.ops = std::min<uint64_t>(w.ops, 1000);
     w.runtime_s = std::min(w.runtime_s, 1.0);
+    if (w.ios > 0) w.ios = std::max<uint64_t>(std::min<uint64_t>(w.ios, 1000), w.jobs);
     w.size_mib = std::min<uint64_t>(w.size_mib, 64);
   }
   return e;
@@ -52,7 +53,10 @@ std::vector<std::string> agent_argv(const std::string& agent, const experiment::
     add("--iodepth", w.iodepth);
     add("--jobs", w.jobs);
     add("--file-size-mib", w.file_size_mib);
-    add("--runtime-s", w.runtime_s);
+    if (w.ios > 0)
+      add("--ios", w.ios);
+    else
+      add("--runtime-s", w.runtime_s);
     if (w.name == "fio") {
       // A name in the shipped folder, never a path (the parser refuses one; this is the
       // last line before fio reads it).

@@ -77,6 +77,7 @@ struct BackendOptions {
   fs::path fio_jobs_dir; // workloads/fio
   std::string accel = "auto";  // qemu: auto | kvm | tcg (experiment qemu.accel)
   fs::path cache_dir;          // qemu: where the KVM probe's answer is remembered; empty: nowhere
+  std::string clock = "auto";  // auto | time | instructions (experiment clock)
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);

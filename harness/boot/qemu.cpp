@@ -122,11 +122,21 @@ const AccelChoice& QemuBackend::accel(const std::optional<fs::path>& kernel) {
   if (accel_ && kernel && accel_->accel == "kvm" && !accel_kernel_probed_) accel_.reset();
   if (!accel_) {
     accel_kernel_probed_ = kernel.has_value();
-    accel_ = choose_accel(options_.accel, options_.cache_dir, kernel);
+    accel_ = choose_accel(requested_accel(), options_.cache_dir, kernel);
     progress::say("ksandwich: QEMU accelerator: " + accel_->accel + " (" + accel_->reason +
                   (accel_->remembered ? "; remembered from an earlier probe" : "") + ")");
   }
   return *accel_;
+}
+
+std::string QemuBackend::requested_accel() const {
+  return options_.clock == "instructions" ? "tcg" : options_.accel;
+}
+
+const evidence::Clock& QemuBackend::clock() const {
+  // --dry-run decides nothing: it shows what a TCG guest would get unless KVM is insisted on.
+  const std::string accel = accel_ ? accel_->accel : requested_accel() == "kvm" ? "kvm" : "tcg";
+  return evidence::clock_named(accel == "tcg" && options_.clock != "time" ? "icount" : "wall");
 }
 
 json QemuBackend::machine() {
@@ -138,6 +148,14 @@ json QemuBackend::machine() {
                       {"reason", a.reason},
                       {"kvm_probe", a.kvm_probe.empty() ? json() : json(a.kvm_probe)},
                       {"probe_remembered", a.remembered}};
+  const auto& c = clock();
+  m["clock"] = {{"name", c.name},
+                {"requested", options_.clock},
+                {"measures", c.measures},
+                {"reason", c.name == "icount" ? "the guest runs under TCG, whose wall time is an emulation "
+                                                    "artefact: rounds are timed in guest instructions"
+                           : a.accel == "kvm"     ? "the guest runs under KVM: rounds are timed in wall time"
+                                                  : "the experiment asks for wall time (\"clock\": \"time\")"}};
   auto path = proc::find_program(kQemu);
   m["qemu"] = {{"binary", path ? json(path->string()) : json()}, {"version", qemu_version()}};
   return m;
@@ -149,7 +167,8 @@ QemuSpec QemuBackend::spec_for(const PointContext& ctx, const fs::path& initrd,
   QemuSpec s;
   s.qemu = kQemu;
   // --dry-run decides nothing: it shows KVM only when the experiment insists on it.
-  s.kvm = accel_ ? accel_->accel == "kvm" : options_.accel == "kvm";
+  s.kvm = accel_ ? accel_->accel == "kvm" : requested_accel() == "kvm";
+  s.icount = clock().name == "icount";
   s.vcpus = e.qemu.vcpus;
   s.memory_mib = e.qemu.memory_mib;
   s.kernel = ctx.kernel_image ? *ctx.kernel_image : fs::path("<bzImage of arm " + ctx.arm.name + ">");
@@ -169,8 +188,10 @@ std::string QemuBackend::describe_point(const PointContext& ctx) const {
   auto spec = spec_for(ctx, initramfs_path(ctx.bundle_dir, plan), nvme);
   std::string accel_note =
       accel_ ? "# accelerator: " + accel_->accel + " (" + accel_->reason + ")\n"
-             : "# accelerator: " + options_.accel +
-                   (options_.accel == "auto" ? " (a KVM probe decides when the run starts; shown with tcg)" : "") + "\n";
+             : "# accelerator: " + requested_accel() +
+                   (requested_accel() == "auto" ? " (a KVM probe decides when the run starts; shown with tcg)" : "") +
+                   "\n";
+  accel_note += "# clock: " + clock().name + ", " + clock().measures + "\n";
   return accel_note + "$ " + shell_line(qemu_argv(spec)) + "\n# /ksandwich/plan.sh in the initramfs:\n" + plan;
 }
 
@@ -264,6 +285,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
                  {"clocksource", host_env["clocksource"]}};
   env.update(guest_environment(report.guest));
   env["virtualization"] = kvm ? "kvm" : "tcg";
+  env["clock"] = spec.icount ? "icount" : "wall";
   env["vcpus"] = e.qemu.vcpus;
   env["memory_mib"] = e.qemu.memory_mib;
   env["vcpu_pinning"] = e.cpu >= 0 ? json{{"host_cpu", e.cpu}, {"method", "taskset"}} : json();

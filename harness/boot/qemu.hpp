@@ -19,6 +19,7 @@
 #include "boot/accel.hpp"
 #include "boot/backend.hpp"
 #include "boot/initramfs.hpp"
+#include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
 
 namespace ks::boot {
@@ -28,6 +29,7 @@ namespace ks::boot {
 struct QemuSpec {
   std::string qemu = "qemu-system-x86_64";
   bool kvm = false;            // accel=kvm and -cpu host; else accel=tcg and -cpu max
+  bool icount = false;         // TCG only: -icount shift=0,sleep=off, the instruction clock
   uint32_t vcpus = 1;
   uint32_t memory_mib = 2048;
   fs::path kernel;
@@ -164,6 +166,11 @@ class QemuBackend : public Backend {
   const Initramfs& initramfs_for(const PointContext& context, const std::string& plan);
   // Decided on first use (never by --dry-run): the probe runs QEMU.
   const AccelChoice& accel(const std::optional<fs::path>& kernel = std::nullopt);
+  // The clock the points are timed with (evidence/clock.hpp), from the accelerator decided
+  // (or, for --dry-run, the one shown) and the experiment's request.
+  const evidence::Clock& clock() const;
+  // The accelerator asked of the probe: the instruction clock is TCG's.
+  std::string requested_accel() const;
 
   BackendOptions options_;
   std::optional<AccelChoice> accel_;

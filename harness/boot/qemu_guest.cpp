@@ -99,6 +99,9 @@ std::vector<std::string> qemu_argv(const QemuSpec& s) {
                 "-device", "virtio-serial-pci",
                 "-chardev", "file,id=results,path=" + qemu_option_value(s.results.string()),
                 "-device", "virtserialport,chardev=results,name=ksandwich.results"});
+  // The guest's clocks advance 1 ns per instruction executed, and an idle guest skips ahead
+  // to its next timer instead of sleeping: what the guest measures is its own work alone.
+  if (s.icount && !s.kvm) append(argv, {"-icount", "shift=0,sleep=off"});
   if (s.nvme_image)
     append(argv, {"-drive", "file=" + qemu_option_value(s.nvme_image->string()) + ",if=none,id=nvm,format=raw",
                   "-device", "nvme,serial=ksandwich,drive=nvm"});

@@ -14,7 +14,8 @@ const std::vector<BackendRules>& backend_table() {
       // Each arm's kernel, booted in a fresh QEMU guest for every point.
       {"qemu", true, {"auto", "brd", "nvme"},
        "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the guest) or \"nvme\" (an emulated drive "
-       "backed by a file)"},
+       "backed by a file)",
+       false, false, true},
       // Each arm's kernel, kexec'd into on this machine for every point ("baremetal": {...}).
       {"baremetal", true, {"auto", "brd", "device"},
        "use \"storage\": {\"kind\": \"brd\"} (a RAM disk in the test kernel) or name a drive with kind "

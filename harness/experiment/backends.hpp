@@ -15,6 +15,7 @@ struct BackendRules {
   std::string storage_hint;                // what to use instead of another kind
   bool has_section = false;  // reads its own section of the experiment, named after it
   bool leaves_process = false;  // a point ends the process (a kexec); a boot hook resumes the run
+  bool instruction_clock = false;  // can time rounds in guest instructions ("clock": "instructions")
 };
 
 const std::vector<BackendRules>& backend_table();

@@ -16,6 +16,7 @@ namespace ks::experiment {
 
 const std::vector<std::string> kWorkloadNames = {"clone", "dedupe", "dio-randwrite",
                                                  "buffered-write", "fio"};
+const std::vector<std::string> kClockRequests = {"auto", "time", "instructions"};
 
 std::string Workload::metric() const {
   if (name == "clone" || name == "dedupe") return "ns_per_op";
@@ -211,6 +212,7 @@ Workload parse_workload(const json& j, const std::string& where) {
                                  buffered = {"buffered-write"}, fio = {"fio"};
   for (auto* key : {"ops", "range_bytes"}) r.only_for(key, "name", w.name, remap);
   for (auto* key : {"iodepth", "jobs", "file_size_mib", "runtime_s"}) r.only_for(key, "name", w.name, io);
+  r.only_for("ios", "name", w.name, {"dio-randwrite"});
   for (auto* key : {"block_kib", "size_mib"}) r.only_for(key, "name", w.name, buffered);
   r.only_for("job", "name", w.name, fio);
   r.get_integer("ops", w.ops, 1, b::kMaxOps);
@@ -221,6 +223,10 @@ Workload parse_workload(const json& j, const std::string& where) {
   r.get_integer("jobs", w.jobs, 1, b::kMaxJobs);
   r.get_integer("file_size_mib", w.file_size_mib, 1, b::kMaxMib);
   r.get_number("runtime_s", w.runtime_s, b::kMinRuntimeS, true, b::kMaxRuntimeS);
+  r.get_integer("ios", w.ios, 1, b::kMaxOps);
+  if (r.has("ios") && r.has("runtime_s"))
+    r.fail("ios", "and runtime_s both say when a round ends",
+           "give ios (writes per round: the same work every round) or runtime_s (seconds per round), not both");
   r.get_integer("block_kib", w.block_kib, 1, b::kMaxBlockKib);
   r.get_integer("size_mib", w.size_mib, 1, b::kMaxMib);
   if (w.name == "buffered-write" && w.size_mib * 1024 % w.block_kib != 0)
@@ -312,6 +318,11 @@ Experiment parse(const json& j) {
   r.get("continue_on_failure", e.continue_on_failure);
   r.get_integer("point_timeout_s", e.point_timeout_s, 1, b::kMaxPointTimeoutS);
   r.get("governor", e.governor);
+  r.get("clock", e.clock);
+  r.one_of("clock", e.clock, kClockRequests);
+  if (e.clock == "instructions" && !backend.instruction_clock)
+    r.fail("clock", "\"instructions\" needs a guest under QEMU TCG, which the " + e.backend + " backend does not boot",
+           "use \"time\" (or \"auto\") here, or \"backend\": \"qemu\" for a deterministic instruction clock");
   r.get_number("target_mde_pct", e.target_mde_pct, 0, false, b::kMaxPct);
   r.get_integer("min_blocks", e.min_blocks, b::kMinSequentialBlocks, b::kMaxSequentialBlocks);
   r.get_integer("max_blocks", e.max_blocks, b::kMinSequentialBlocks, b::kMaxSequentialBlocks);
@@ -442,6 +453,9 @@ Experiment parse(const json& j) {
     qr.get_integer("vcpus", e.qemu.vcpus, 1, b::kMaxVcpus);
     qr.get("accel", e.qemu.accel);
     qr.one_of("accel", e.qemu.accel, {"auto", "kvm", "tcg"});
+    if (e.clock == "instructions" && e.qemu.accel == "kvm")
+      qr.fail("accel", "\"kvm\" cannot count instructions: the instruction clock is QEMU TCG's",
+              "drop qemu.accel (the instruction clock runs under TCG) or set \"clock\": \"time\"");
     qr.reject_unknown();
   }
   if (backend.has_section)

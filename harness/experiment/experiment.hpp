@@ -19,6 +19,8 @@ struct Workload {
   uint32_t jobs = 1;         // dio-randwrite / fio: threads, each its own ring
   uint64_t file_size_mib = 256;
   double runtime_s = 5;      // dio-randwrite / fio: time-based rounds
+  uint64_t ios = 0;          // dio-randwrite: writes per round, all jobs together (count-based
+                             // rounds: the same work every round); 0: time-based, runtime_s
   uint64_t block_kib = 1024; // buffered-write block size
   uint64_t size_mib = 256;   // buffered-write bytes per round
   std::string fio_job;       // fio: a job file name in workloads/fio/ (a name, never a path)
@@ -100,6 +102,11 @@ struct Experiment {
   uint32_t max_blocks = 12;        // >= min_blocks, <= 100
   uint32_t point_timeout_s = 900;  // one point (boot + all workloads) must finish within
   std::string governor;            // cpufreq governor for the pinned CPU during points; "" leaves it
+  // What a round is timed with (evidence/clock.hpp names what was used): "time" is wall
+  // time; "instructions" QEMU TCG's instruction-count clock (deterministic; the qemu backend
+  // only, which then never uses KVM); "auto" instructions where the guest runs under TCG
+  // (its wall time is an emulation artefact) and wall time under KVM and on real hardware.
+  std::string clock = "auto";
   struct Qemu {
     uint32_t memory_mib = 2048;
     uint32_t vcpus = 1;
@@ -126,6 +133,7 @@ struct PlannedPoint {
 std::vector<PlannedPoint> plan_points(const Experiment& e);
 
 extern const std::vector<std::string> kWorkloadNames;
+extern const std::vector<std::string> kClockRequests;  // auto | time | instructions
 
 // A name that is safe as one path component: [A-Za-z0-9._-]{1,64}, not "." or "..".
 // Workload labels (directories on the mount) and fio job names must be one.

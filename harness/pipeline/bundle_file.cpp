@@ -8,6 +8,7 @@
 #include "pipeline/kernels.hpp"
 
 #include "analysis/analyze.hpp"
+#include "evidence/clock.hpp"
 #include "trace/direct_hit.hpp"
 #include "trace/kernel_log.hpp"
 #include "util/error.hpp"
@@ -107,6 +108,7 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   opts.drift_bound_pct = e.gates.drift_bound_pct;
   opts.material_pct = e.gates.material_pct;
   opts.seed = e.seed;
+  opts.resolution_sd_log_ratio = evidence::bundle_clock(b).resolution_sd_log_ratio;
   opts.control_only = e.scheme == "screen" && !e.order.empty() &&
                       std::all_of(e.order.begin(), e.order.end(), [](auto& arm) { return arm == "control"; });
   // A confirm run looks after each block up to the blocks it planned (sizing may have

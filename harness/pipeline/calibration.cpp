@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "analysis/samples.hpp"
+#include "evidence/clock.hpp"
 #include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
@@ -32,6 +33,8 @@ json calibration_identity(const evidence::Bundle& b) {
           {"host_kernel", at(b.machine, "/kernel_release")},
           {"backend", b.backend},
           {"accelerator", at(b.machine, "/accelerator/used")},
+          // Instructions and nanoseconds have spreads of their own.
+          {"clock", evidence::bundle_clock(b).name},
           // The control kernel the spread was measured on (none on the host backend: the
           // running kernel, named by host_kernel).
           {"control_kernel", at(b.builds, "/control/bzimage/sha256")}};
@@ -43,7 +46,8 @@ std::string workload_shape_key(const experiment::Experiment& e, const experiment
   json shape{{"name", w.name},           {"ops", w.ops},
              {"range_bytes", w.range_bytes}, {"iodepth", w.iodepth},
              {"jobs", w.jobs},           {"file_size_mib", w.file_size_mib},
-             {"runtime_s", w.runtime_s}, {"block_kib", w.block_kib},
+             {"runtime_s", w.runtime_s}, {"ios", w.ios},
+             {"block_kib", w.block_kib},
              {"size_mib", w.size_mib},   {"fio_job", w.fio_job},
              {"rounds", e.rounds},       {"warmup_rounds", e.warmup_rounds},
              {"cpu", e.cpu},             {"storage", {e.storage.kind, e.storage.size_mib, e.storage.mkfs_options,

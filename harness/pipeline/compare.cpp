@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/analyze.hpp"
+#include "evidence/clock.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
@@ -111,6 +112,14 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                                   s.metric, it->metric));
   }
 
+  // Instructions and nanoseconds are not one quantity: no flag compares them.
+  const auto& clock_a = evidence::bundle_clock(before);
+  const auto& clock_b = evidence::bundle_clock(after);
+  if (clock_a.name != clock_b.name)
+    throw UserError("the bundles were measured with different clocks: " + clock_a.name + " (" + clock_a.measures +
+                        ") in A, " + clock_b.name + " (" + clock_b.measures + ") in B",
+                    "compare two runs measured with the same clock (the experiment's \"clock\" and the "
+                    "accelerator decide it; see machine.clock in each bundle)");
   auto changes = environment_changes(before, after, o.arm);
   std::vector<std::string> lines;
   for (auto& ch : changes) lines.push_back(fmt::format("{}: '{}' in A, '{}' in B", ch.name, ch.before, ch.after));
@@ -144,6 +153,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   opts.scheme = "compare";  // two runs: two independent arms, no blocks to pair
   opts.material_pct = o.material_pct;
   opts.seed = o.seed;
+  opts.resolution_sd_log_ratio = clock_b.resolution_sd_log_ratio;
   c.analysis = analysis::analyze(c.points, c.rows, specs, opts);
   c.verdict = c.analysis->verdict;
   return c;

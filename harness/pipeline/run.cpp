@@ -1,5 +1,8 @@
 #include "pipeline/run.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
@@ -8,6 +11,7 @@
 #include "boot/backend.hpp"
 #include "experiment/backends.hpp"
 #include "evidence/bundle.hpp"
+#include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
 #include "machine/machine.hpp"
 #include "pipeline/bundle_file.hpp"
@@ -171,6 +175,12 @@ evidence::Bundle new_bundle(const experiment::Experiment& e, const RunOptions& o
   b.experiment_name = e.name;
   b.backend = e.backend;
   b.machine = backend.machine();
+  // A backend without an instruction clock times rounds in wall time.
+  if (b.machine.is_object() && !b.machine.contains("clock"))
+    b.machine["clock"] = {{"name", "wall"},
+                          {"requested", e.clock},
+                          {"measures", evidence::clock_named("wall").measures},
+                          {"reason", "the " + e.backend + " backend times rounds in wall time"}};
   b.plan = plan_json(e, plan);
   b.builds = json::object();
   for (auto& p : plan) b.points.push_back(pending_point(p));
@@ -195,6 +205,23 @@ boot::PointContext point_context(const experiment::Experiment& e, const experime
     ctx.kernel_release = it->second.kernel_release;
   }
   return ctx;
+}
+
+// A run writes into its output directory (and its logs/) as whoever runs it, root for a
+// measuring run: a directory someone else owns, or one that is a link, could hold links
+// planted where the run will write. One that does not exist yet is made by the run itself.
+void require_own_directory(const fs::path& out_dir) {
+  for (auto& dir : {out_dir, out_dir / "logs"}) {
+    struct stat st{};
+    if (::lstat(dir.c_str(), &st) != 0) continue;
+    if (!S_ISDIR(st.st_mode))
+      throw UserError(dir.string() + " is not a directory (a symbolic link or a file)",
+                      "choose a new --out DIR; the run makes it");
+    if (st.st_uid != ::geteuid() || (st.st_mode & S_IWOTH) != 0)
+      throw UserError(dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                          ((st.st_mode & S_IWOTH) ? " and others may write to it" : ""),
+                      "choose a new --out DIR (the run makes it), or one you own that only you may write to");
+  }
 }
 
 // Touches nothing, not even the kernel cache: under QEMU the kernel image is a placeholder.
@@ -363,8 +390,12 @@ int run(const RunOptions& o) {
   auto plan = experiment::plan_points(e);
   std::shared_ptr<boot::Backend> backend =
       o.backend ? o.backend
-                : boot::make_backend(e.backend, {o.agent, o.repo_dir, o.repo_dir / "workloads/fio", e.qemu.accel,
-                                                 source::default_cache_root()});
+                : boot::make_backend(e.backend, {.agent = o.agent,
+                                                 .data_dir = o.repo_dir,
+                                                 .fio_jobs_dir = o.repo_dir / "workloads/fio",
+                                                 .accel = e.qemu.accel,
+                                                 .cache_dir = source::default_cache_root(),
+                                                 .clock = e.clock});
   const bool needs_kernels = experiment::backend_rules(e.backend).boots_kernels;
   backend->check_experiment(e);
   if (o.dry_run) {
@@ -384,6 +415,7 @@ int run(const RunOptions& o) {
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
                     "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());
+  require_own_directory(o.out_dir);
   // The kernels before the output directory: a patch that does not apply, a failed or an
   // interrupted build leaves no half-made run behind (the build log stays in the cache).
   RunKernels kernels;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evidence/clock.hpp"
 #include "report/document.hpp"
 
 namespace ks::report::detail {
@@ -32,6 +33,7 @@ class Builder {
  private:
   const Bundle& b_;
   const Options& options_;
+  const evidence::Clock& clock_;  // what the rounds were timed with
   Document doc_;
   std::vector<const Point*> points_;
   std::string control_ = "control", patched_ = "patched";
@@ -68,6 +70,8 @@ class Builder {
   std::vector<std::pair<std::string, std::string>> storage_lines() const;
   // "qemu, accelerator tcg (why)": which accelerator ran is part of what was measured.
   std::string backend_line() const;
+  // What a round was timed with, what its figures are and what it cannot see.
+  std::string clock_line() const;
   // Confirm: how many blocks ran, why the run stopped there, and how it was sized.
   std::string blocks_line() const;
   // When no point measured anything, tables of zeros say nothing: one line with the first

@@ -35,7 +35,8 @@ std::string size_phrase(uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-Builder::Builder(const Bundle& bundle, const Options& options) : b_(bundle), options_(options) {
+Builder::Builder(const Bundle& bundle, const Options& options)
+    : b_(bundle), options_(options), clock_(evidence::bundle_clock(bundle)) {
   for (auto& p : b_.points) points_.push_back(&p);
   std::stable_sort(points_.begin(), points_.end(),
                    [](const Point* x, const Point* y) { return x->id < y->id; });

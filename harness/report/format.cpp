@@ -7,10 +7,10 @@
 
 namespace ks::report::detail {
 
-Unit unit_for(const std::string& metric) {
-  if (metric == "iops") return {"IOPS", 1.0, true};
-  if (metric == "bytes_per_s") return {"MiB/s", 1.0 / (1024.0 * 1024.0), true};
-  if (metric == "ns_per_op") return {"ns/op", 1.0, false};
+Unit unit_for(const std::string& metric, const evidence::Clock& clock) {
+  if (metric == "iops") return {"IOPS" + clock.rate_note, 1.0, true};
+  if (metric == "bytes_per_s") return {"MiB/s" + clock.rate_note, 1.0 / (1024.0 * 1024.0), true};
+  if (metric == "ns_per_op") return {clock.ns_name + "/op", 1.0, false};
   return {metric, 1.0, false};
 }
 

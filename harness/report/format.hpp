@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "evidence/clock.hpp"
+
 namespace ks::report::detail {
 
 // The text view's line width: a mail reader's 80 columns, less room for one "> " quote.
@@ -22,7 +24,9 @@ struct Unit {
 
   std::string better() const { return higher_is_better ? "higher is better" : "lower is better"; }
 };
-Unit unit_for(const std::string& metric);
+// The unit of METRIC as measured with CLOCK: under the instruction clock a nanosecond is
+// an instruction (ns/op reads instr/op) and a second is virtual.
+Unit unit_for(const std::string& metric, const evidence::Clock& clock);
 
 std::string fixed(double value, int decimals = 3);           // "2943.790"; "n/a" if not finite
 std::string percent(double value, int decimals = 3);         // "0.905%", "-26.986%"

@@ -49,6 +49,7 @@ void Builder::header() {
     if (!value.empty()) block.facts.emplace_back(std::move(key), std::move(value));
   };
   add(facts, "Backend", backend_line());
+  add(facts, "Clock", clock_line());
   add(facts, "Kernels", kernels());
   add(facts, "Machine", machine_line());
   for (auto& [key, value] : storage_lines()) add(facts, key, value);
@@ -174,6 +175,13 @@ std::string Builder::backend_line() const {
   const auto& a = b_.machine.is_object() ? b_.machine.value("accelerator", nlohmann::json()) : nlohmann::json();
   if (!a.is_object() || !a.value("used", nlohmann::json()).is_string()) return b_.backend;
   return b_.backend + ", accelerator " + a["used"].get<std::string>() + " (" + a.value("reason", "") + ")";
+}
+
+std::string Builder::clock_line() const {
+  std::string line = clock_.measures;
+  if (clock_.deterministic) line += "; deterministic, not wall time: " + clock_.ns_name + "/op counts instructions";
+  if (!clock_.cannot_see.empty()) line += "; " + clock_.cannot_see;
+  return line;
 }
 
 // Confirm: how many blocks ran, why the run stopped there, and how it was sized.

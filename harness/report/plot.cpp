@@ -74,7 +74,7 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
       if (r.workload == workload && metric.empty())
         for (const char* m : {"ns_per_op", "iops", "bytes_per_s"})
           if (metric.empty() && r.metric(m)) metric = m;
-  Unit unit = unit_for(metric);
+  Unit unit = unit_for(metric, evidence::bundle_clock(bundle));
 
   std::string control = "control", patched = "patched";
   if (bundle.plan.is_object()) {

@@ -129,12 +129,13 @@ std::string Builder::reply_summary() const {
   for (auto* p : points_)
     if (kind.empty()) kind = first_of(p->storage, {"kind"});
   if (!kind.empty()) setup += ", with a fresh btrfs on " + kind + " for every point";
-  setup += ".";
+  setup += ". Rounds were timed in " + clock_.measures + ".";
+  if (!clock_.cannot_see.empty()) setup += " Note: " + clock_.cannot_see + ".";
 
   std::vector<std::string> effects;
   if (b_.analysis)
     for (auto& w : b_.analysis->workloads) {
-      std::string e = w.workload + " " + effect(w) + " " + unit_for(w.metric).name;
+      std::string e = w.workload + " " + effect(w) + " " + unit_for(w.metric, clock_).name;
       std::vector<std::string> inside;
       if (w.ratio_ci) inside.push_back(ci_phrase(*w.ratio_ci));
       inside.push_back(verdict_prose(w));

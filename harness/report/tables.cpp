@@ -30,7 +30,7 @@ void Builder::plots() {
     if (b_.analysis)
       for (auto& a : b_.analysis->workloads)
         if (a.workload == w) {
-          Unit unit = unit_for(a.metric);
+          Unit unit = unit_for(a.metric, clock_);
           block.caption += ", " + unit.name + " (" + unit.better() + ")";
           block.note = verdict_text(a);
         }
@@ -131,7 +131,7 @@ void Builder::environment_changes() {
 }
 
 void Builder::sandwich(const std::vector<const WorkloadAnalysis*>& group) {
-  Unit unit = unit_for(group[0]->metric);
+  Unit unit = unit_for(group[0]->metric, clock_);
   std::vector<std::string> arms;
   for (auto* p : points_) arms.push_back(p->arm);
   if (arms.size() != 3) arms = {control_, patched_, control_};
@@ -176,7 +176,7 @@ void Builder::sandwich(const std::vector<const WorkloadAnalysis*>& group) {
 // Confirm: the paired analysis's unit, one ratio per whole block, and the blocks left out.
 void Builder::block_table(const WorkloadAnalysis& w) {
   if (w.block_ratios.empty() && w.blocks_dropped.empty()) return;
-  Unit unit = unit_for(w.metric);
+  Unit unit = unit_for(w.metric, clock_);
   const size_t used = w.block_ratios.size(), dropped = w.blocks_dropped.size();
   paragraph(fmt::format("{}: {} of {} blocks used ({} dropped); per block, {} / {} of the "
                         "points' best rounds (points: {}, {}):",
@@ -205,7 +205,7 @@ void Builder::block_table(const WorkloadAnalysis& w) {
 }
 
 void Builder::point_table(const WorkloadAnalysis& w, bool detail) {
-  Unit unit = unit_for(w.metric);
+  Unit unit = unit_for(w.metric, clock_);
   paragraph(fmt::format("{}: per-point means and medians, {} ({}):",
                         workload_label(w.workload), unit.name, unit.better()),
             "ks-points-caption")

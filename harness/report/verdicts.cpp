@@ -55,7 +55,7 @@ void Builder::verdict_line(const WorkloadAnalysis& w) {
   WorkloadVerdict record;
   record.workload = w.workload;
   record.metric = w.metric;
-  record.unit = unit_for(w.metric).name;
+  record.unit = unit_for(w.metric, clock_).name;
   record.verdict = w.verdict;
   record.material = w.material;
   record.change_pct = w.ratio_ci ? 100 * (w.ratio_ci->estimate - 1) : w.delta_pct;
@@ -72,7 +72,7 @@ void Builder::verdict_line(const WorkloadAnalysis& w) {
 }
 
 std::string Builder::verdict_text(const WorkloadAnalysis& w) const {
-  Unit unit = unit_for(w.metric);
+  Unit unit = unit_for(w.metric, clock_);
   std::string line =
       fmt::format("{}: {} vs {}: {} {}", w.workload, patched_, control_, effect(w), unit.name);
   if (w.ratio_ci) line += " (" + ci_phrase(*w.ratio_ci) + ")";

@@ -41,9 +41,9 @@ double t_critical(double c, int df) {
 
 void check(const SequentialDesign& d) {
   if (!(d.min_blocks >= 3 && d.min_blocks <= d.max_blocks && d.alpha > 0 && d.alpha < 0.5 &&
-        d.workloads >= 1 && d.material_pct > 0))
+        d.workloads >= 1 && d.material_pct > 0 && d.resolution_sd >= 0 && std::isfinite(d.resolution_sd)))
     throw std::invalid_argument("sequential design: need 3 <= min_blocks <= max_blocks, "
-                                "0 < alpha < 0.5, workloads >= 1, material_pct > 0");
+                                "0 < alpha < 0.5, workloads >= 1, material_pct > 0, resolution_sd >= 0");
 }
 
 // The recursion of obf_boundaries. Z_j = S_j / sqrt(I_j), S a Brownian motion in the
@@ -158,6 +158,8 @@ SequentialBoundaries sequential_boundaries(const SequentialDesign& design) {
     b.change.push_back(t_critical(change_z[j], df));
     b.equivalence.push_back(t_critical(equivalence_z[j], df));
   }
+  b.change_z = change_z;
+  b.equivalence_z = equivalence_z;
   return b;
 }
 
@@ -174,7 +176,9 @@ LookResult look(const SequentialDesign& design, const SequentialBoundaries& boun
   r.df = k - 1;
   const double delta = design.material_pct / 100;
   r.material = std::fabs(std::expm1(r.estimate_log)) >= delta;
-  const double se = sample_stddev(d) / std::sqrt(k);
+  const double observed = sample_stddev(d);
+  r.at_floor = design.resolution_sd > 0 && observed <= design.resolution_sd;
+  const double se = (r.at_floor ? design.resolution_sd : observed) / std::sqrt(k);
   if (!(se > 0)) return r;  // NoClaim: zero spread would make any interval a point
   if (k < design.min_blocks) {
     r.decision = LookResult::Continue;
@@ -183,8 +187,8 @@ LookResult look(const SequentialDesign& design, const SequentialBoundaries& boun
   const auto j = static_cast<std::size_t>(k - boundaries.min_blocks);
   if (boundaries.min_blocks != design.min_blocks || j >= boundaries.change.size())
     throw std::invalid_argument("sequential look: boundaries of another design");
-  r.critical = boundaries.change[j];
-  r.critical_equivalence = boundaries.equivalence[j];
+  r.critical = (r.at_floor ? boundaries.change_z : boundaries.change)[j];
+  r.critical_equivalence = (r.at_floor ? boundaries.equivalence_z : boundaries.equivalence)[j];
   r.lo_log = r.estimate_log - r.critical * se;
   r.hi_log = r.estimate_log + r.critical * se;
   r.eq_lo_log = r.estimate_log - r.critical_equivalence * se;

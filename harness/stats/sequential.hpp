@@ -62,6 +62,12 @@ struct SequentialDesign {
   double alpha = 0.05;        // family-wise, two-sided, over all workloads
   int workloads = 1;          // m: each workload is judged at alpha / m
   double material_pct = 1.0;  // delta in percent: what counts as a material change
+  // The measuring clock's resolution floor: the sd of one d_i that the clock cannot go
+  // below (evidence/clock.hpp). 0: none. A look whose observed sd is at most the floor takes
+  // the floor as a known sd and judges on the z boundaries (the normal, not t with k - 1
+  // df): a deterministic clock's spread of 0.002% is neither "no claim" (zero spread) nor
+  // an interval of that width. Honest as long as the true sd is at most the floor.
+  double resolution_sd = 0;
 };
 
 // The t-scale critical values of a design, for looks at k = min_blocks..max_blocks blocks.
@@ -69,6 +75,7 @@ struct SequentialBoundaries {
   int min_blocks = 3;
   std::vector<double> change;       // the 1 - alpha/m repeated confidence interval
   std::vector<double> equivalence;  // the 1 - 2 alpha/m repeated confidence interval
+  std::vector<double> change_z, equivalence_z;  // the same on the z scale (a known sd)
 };
 
 // Throws std::invalid_argument on a bad design (3 <= min_blocks <= max_blocks, 0 < alpha
@@ -88,7 +95,8 @@ struct LookResult {
   double lo_log = 0, hi_log = 0;        // change interval (level 1 - alpha/m)
   double eq_lo_log = 0, eq_hi_log = 0;  // equivalence interval (level 1 - 2 alpha/m)
   int df = 0;                 // k - 1
-  double critical = 0;        // t critical value of the change interval at this look
+  bool at_floor = false;      // the observed sd was at most design.resolution_sd: known sd, z scale
+  double critical = 0;        // critical value of the change interval at this look (t, or z at the floor)
   double critical_equivalence = 0;
 };
 

@@ -10,12 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
 #include "boot/qemu.hpp"
+#include "evidence/clock.hpp"
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "support/paths.hpp"
@@ -176,6 +179,40 @@ TEST_CASE("qemu: a short clone point boots and runs and reports over the results
   explain(again);
   CHECK(again.status == "ok");
   CHECK(again.environment["initramfs"]["sha256"] == env["initramfs"]["sha256"]);
+}
+
+TEST_CASE("qemu: two boots of one kernel count the same instructions per op, within the icount floor") {
+  auto bzimage = require_guest();
+  TempDir dir;
+  auto e = experiment("brd", 600);
+  auto options = backend_options();
+  options.clock = "instructions";  // TCG's instruction clock, also where KVM works
+  QemuBackend backend(options);
+  const auto& floor = ks::evidence::clock_named("icount").resolution_sd_log_ratio;
+  std::vector<double> best;
+  for (int point = 0; point < 2; ++point) {
+    auto r = backend.run_point(PointContext{e, e.arms.at("control"), point, 0, dir.path,
+                                            dir.path / ("points/0" + std::to_string(point) + "-control"), bzimage,
+                                            ""});
+    explain(r);
+    REQUIRE(r.status == "ok");
+    CHECK(r.environment["clock"] == "icount");
+    CHECK(r.environment["virtualization"] == "tcg");
+    CHECK(std::find(r.environment["qemu_argv"].begin(), r.environment["qemu_argv"].end(), "-icount") !=
+          r.environment["qemu_argv"].end());
+    double b = 0;
+    for (auto& record : r.agent_records)
+      if (record.value("type", "") == "round" && !record.value("warmup", false)) {
+        double v = record.value("ns_per_op", 0.0);
+        if (v > 0 && (b == 0 || v < b)) b = v;
+      }
+    REQUIRE(b > 0);
+    best.push_back(b);
+  }
+  const double apart = std::fabs(std::log(best[1] / best[0]));
+  std::printf("icount: clone best round %.1f and %.1f instr/op in two boots: %.4f%% apart (floor %.3f%%)\n", best[0],
+              best[1], 100 * apart, 100 * floor);
+  CHECK(apart <= floor);
 }
 
 TEST_CASE("qemu: a guest whose init cannot start panics and is a failed point within its timeout") {

@@ -1,7 +1,11 @@
 // The newcomer's path: the README's first command, exactly as written, from the repository
 // root, with the default output directory and the default kernel cache, through the real
-// binary. It must end with a verdict (exit 0, 1 or 4), never with bad input (2) or an
-// INVALID run (3), and leave its bundle in results/ naming the accelerator that ran.
+// binary. It must end with a verdict, never with bad input (2) or an INVALID run (3), and
+// leave its bundle in results/ naming the accelerator and the clock that ran. Under TCG the
+// clock counts instructions and the answer is deterministic: exit 1, clone a material
+// REGRESSION (the SB_NOSEC drop adds the security-xattr lookups to every clone) with an
+// interval at most +-1% wide, decided at the first look (3 blocks). Under KVM (wall time) it
+// must be a verdict (0, 1 or 4).
 //
 // The command is read from README.md, so the test follows the README when it changes.
 // It builds both kernels into the default cache when they are not there yet.
@@ -78,6 +82,23 @@ TEST_CASE("README: the main job's command, as written, from the repository root,
   CHECK_FALSE(accel["reason"].get<std::string>().empty());
   auto report = ks::read_file(out / "report.txt");
   CHECK_THAT(report, Catch::Contains("accelerator " + accel["used"].get<std::string>()));
+  const auto clock = bundle["machine"]["clock"]["name"].get<std::string>();
+  CHECK(clock == (accel["used"] == "tcg" ? "icount" : "wall"));
+  CHECK_THAT(report, Catch::Contains("Clock:"));
+  if (clock == "icount") {
+    CHECK(r.exit_code == 1);
+    CHECK(bundle["stopped"]["blocks_run"] == 3);
+    CHECK_THAT(report, Catch::Contains("instr/op"));
+    for (auto& w : bundle["analysis"]["workloads"]) {
+      std::printf("  %s: %s %+.3f%% (interval %.4f .. %.4f)\n", w["workload"].get<std::string>().c_str(),
+                  w["verdict"].get<std::string>().c_str(), w.value("delta_pct", 0.0),
+                  w["ratio_ci"].value("low", 0.0), w["ratio_ci"].value("high", 0.0));
+      if (w["workload"] != "clone") continue;
+      CHECK(w["verdict"] == "REGRESSION");
+      CHECK(w["material"] == true);
+      CHECK(w["ratio_ci"]["high"].get<double>() - w["ratio_ci"]["low"].get<double>() <= 0.02);
+    }
+  }
   std::printf("accelerator %s (%s), verdict %s\n", accel["used"].get<std::string>().c_str(),
               accel["reason"].get<std::string>().c_str(), bundle["verdict"].get<std::string>().c_str());
 

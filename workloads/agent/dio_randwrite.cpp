@@ -1,7 +1,9 @@
 // dio-randwrite: the fio job of seeds/003 without fio. JOBS threads, each with its own
 // io_uring at IODEPTH, write 4 KiB blocks with O_DIRECT at random aligned offsets into the
-// SAME file in a NOCOW directory, for RUNTIME seconds. All threads share one file on
-// purpose: the SB_NOSEC regression serialises DIO writers on that file's inode lock.
+// SAME file in a NOCOW directory, for RUNTIME seconds or, with --ios, until they have written
+// that many blocks together (the same work every round: what an instruction clock needs).
+// All threads share one file on purpose: the SB_NOSEC regression serialises DIO writers on
+// that file's inode lock.
 #include <fcntl.h>
 #include <liburing.h>
 #include <unistd.h>
@@ -56,8 +58,9 @@ struct JobResources {
   }
 };
 
-void run_job(const fs::path& file, uint64_t blocks, unsigned iodepth, uint64_t seed, Rendezvous& meet,
-             JobResult& result) {
+// QUOTA: the writes this job submits in the round; 0: until the deadline.
+void run_job(const fs::path& file, uint64_t blocks, unsigned iodepth, uint64_t quota, uint64_t seed,
+             Rendezvous& meet, JobResult& result) {
   JobResources res;
   try {
     int fd = ::open(file.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
@@ -93,7 +96,7 @@ void run_job(const fs::path& file, uint64_t blocks, unsigned iodepth, uint64_t s
   // The timed region, in fio's rhythm (iodepth_batch_submit=1, iodepth_batch_complete_min=1):
   // every write goes in with its own io_uring_enter; with IODEPTH in flight, wait for at
   // least one completion, reap all there are, and resubmit their slots one by one. At the
-  // deadline, stop submitting and drain.
+  // deadline (or the quota), stop submitting and drain.
   SplitMix64 offsets(seed ^ 0x6f666673ULL);
   uint64_t queued = 0;
   unsigned in_flight = 0;
@@ -103,6 +106,7 @@ void run_job(const fs::path& file, uint64_t blocks, unsigned iodepth, uint64_t s
     io_uring_prep_write(sqe, res.fd.get(), res.buffers + slot * kBlock, kBlock, offsets.below(blocks) * kBlock);
     sqe->user_data = slot;
     if (++queued % kForceAsync == 0) sqe->flags |= IOSQE_ASYNC;
+    if (queued == quota) stopping = true;
     int ret = io_uring_submit(&res.ring);
     if (ret == 1) {
       ++in_flight;
@@ -125,7 +129,8 @@ void run_job(const fs::path& file, uint64_t blocks, unsigned iodepth, uint64_t s
       result.error = std::string("io_uring_wait_cqe: ") + std::strerror(-ret);
       break;
     }
-    if (!stopping && (clock_ns(CLOCK_MONOTONIC) >= meet.deadline_ns || proc::interrupted())) stopping = true;
+    if (!stopping && ((quota == 0 && clock_ns(CLOCK_MONOTONIC) >= meet.deadline_ns) || proc::interrupted()))
+      stopping = true;
     unsigned head, seen = 0;
     io_uring_for_each_cqe(&res.ring, head, cqe) {
       ++seen;
@@ -156,16 +161,22 @@ class DioRandwrite final : public Workload {
         iodepth_(static_cast<unsigned>(o.iodepth)),
         jobs_(static_cast<unsigned>(o.jobs)),
         file_bytes_(static_cast<uint64_t>(o.file_size_mib) << 20),
-        runtime_ns_(std::llround(o.runtime_s * 1e9)) {}
+        runtime_ns_(std::llround(o.runtime_s * 1e9)),
+        ios_(static_cast<uint64_t>(o.ios)) {}
 
   Metric metric() const override { return Metric::Throughput; }
 
   Json params() const override {
-    return {{"iodepth", iodepth_},         {"jobs", jobs_},
-            {"file_size_mib", file_bytes_ >> 20}, {"runtime_s", static_cast<double>(runtime_ns_) / 1e9},
-            {"block_size", kBlock},        {"force_async", kForceAsync},
+    Json p{{"iodepth", iodepth_},         {"jobs", jobs_},
+           {"file_size_mib", file_bytes_ >> 20},
+           {"block_size", kBlock},        {"force_async", kForceAsync},
             {"submit", "one write per io_uring_enter, like fio's default iodepth_batch_submit=1"},
-            {"file", file_.string()},      {"seed", kSeed}};
+           {"file", file_.string()},      {"seed", kSeed}};
+    if (ios_ > 0)
+      p["ios"] = ios_;
+    else
+      p["runtime_s"] = static_cast<double>(runtime_ns_) / 1e9;
+    return p;
   }
 
   void prepare() override { make_nocow_dir(nocow_dir_); }
@@ -183,8 +194,8 @@ class DioRandwrite final : public Workload {
     std::vector<std::jthread> threads;
     try {
       for (unsigned j = 0; j < jobs_; ++j)
-        threads.emplace_back(run_job, std::cref(file_), blocks, iodepth_, kSeed + j, std::ref(meet),
-                             std::ref(results[j]));
+        threads.emplace_back(run_job, std::cref(file_), blocks, iodepth_, job_quota(j), kSeed + j,
+                             std::ref(meet), std::ref(results[j]));
     } catch (...) {
       meet.go.count_down();  // deadline 0: the jobs already started stop at once
       threads.clear();
@@ -230,12 +241,20 @@ class DioRandwrite final : public Workload {
     fsync_file(fd.get(), file_);
   }
 
+  // Job J's share of the round's writes: IOS split as evenly as it goes, the first jobs
+  // taking the remainder. 0: time-based.
+  uint64_t job_quota(unsigned j) const {
+    if (ios_ == 0) return 0;
+    return ios_ / jobs_ + (j < ios_ % jobs_ ? 1 : 0);
+  }
+
   fs::path nocow_dir_;
   fs::path file_;
   unsigned iodepth_;
   unsigned jobs_;
   uint64_t file_bytes_;
   int64_t runtime_ns_;
+  uint64_t ios_;
 };
 
 }  // namespace

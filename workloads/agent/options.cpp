@@ -124,6 +124,9 @@ ParseResult parse_arguments(const std::vector<std::string>& args, const std::str
       case WorkloadKind::DioRandwrite:
         sub->description("io_uring O_DIRECT 4 KiB random writes to one file in a NOCOW directory (IOPS)");
         add_dio(*sub, o);
+        sub->add_option("--ios", o.ios,
+                        "Writes per round, all jobs together: the same work every round (0: --runtime-s decides)")
+            ->capture_default_str();
         break;
       case WorkloadKind::BufferedWrite:
         sub->description("Sequential buffered writes then one fsync (IOPS, bytes/s)");
@@ -208,6 +211,10 @@ std::optional<std::string> validate(const Options& o) {
       if (auto p = at_least("--file-size-mib", o.file_size_mib, 1)) return p;
       if (!(o.runtime_s >= 0.01 && o.runtime_s <= 86400))  // also rejects NaN
         return "--runtime-s must be between 0.01 and 86400 seconds (got " + format_number(o.runtime_s) + ")";
+      if (o.ios < 0) return "--ios must be at least 1 (got " + std::to_string(o.ios) + ")";
+      if (o.ios > 0 && o.ios < o.jobs)
+        return "--ios (" + std::to_string(o.ios) + ") is fewer writes than --jobs (" + std::to_string(o.jobs) +
+               "): every job needs at least one";
       break;
     case WorkloadKind::BufferedWrite:
       if (auto p = at_least("--size-mib", o.size_mib, 1)) return p;

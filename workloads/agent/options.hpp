@@ -31,6 +31,7 @@ struct Options {
   int64_t jobs = 1;
   int64_t file_size_mib = 256;
   double runtime_s = 5;  // seconds; fractions allowed
+  int64_t ios = 0;       // dio-randwrite: writes per round, all jobs together; 0: runtime_s
   // buffered-write
   int64_t size_mib = 256;
   int64_t block_kib = 1024;

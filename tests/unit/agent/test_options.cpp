@@ -125,3 +125,13 @@ TEST_CASE("workload names round-trip", "[agent][options]") {
   }
   CHECK_FALSE(ks::agent::workload_from_name("Clone"));
 }
+
+TEST_CASE("dio-randwrite takes --ios: count-based rounds, at least one write per job", "[agent][options]") {
+  auto r = parse({"dio-randwrite", "--dir", "d", "--jobs", "4", "--ios", "2000"});
+  REQUIRE(r.action == Action::Run);
+  CHECK(r.options.ios == 2000);
+  CHECK(parse({"dio-randwrite", "--dir", "d"}).options.ios == 0);  // time-based by default
+  require_bad({"dio-randwrite", "--dir", "d", "--jobs", "4", "--ios", "3"}, {"--ios", "--jobs"});
+  require_bad({"dio-randwrite", "--dir", "d", "--ios", "-1"}, {"--ios"});
+  require_bad({"clone", "--dir", "d", "--ios", "5"}, {"--ios"});  // not a clone option
+}

@@ -130,3 +130,35 @@ TEST_CASE("analysis: a point disturbed throughout drops its block, with the reas
   std::copy_if(rows.begin(), rows.end(), std::back_inserter(few), [](auto& r) { return r.round < 3; });
   for (auto& s : analysis::measured_samples(points, few, "clone", "ns_per_op")) CHECK_FALSE(s.disturbed_throughout);
 }
+
+TEST_CASE("analysis: under a clock's resolution floor a zero spread decides, in both directions", "[analysis]") {
+  analysis::DecisionOptions o;
+  o.material_pct = 1;
+  o.resolution_sd = 0.0005;
+  o.sequential = ks::stats::SequentialDesign{.min_blocks = 3, .max_blocks = 6, .alpha = 0.05, .workloads = 3,
+                                             .material_pct = 1, .resolution_sd = 0.0005};
+  // The main job's clone under icount: +11.98% in every block, to the instruction.
+  std::vector<double> clone(3, std::log(1.1198));
+  auto d = analysis::decide_paired(clone, o);
+  CHECK(d.claim == analysis::Claim::change);
+  CHECK(d.at_resolution_floor);
+  REQUIRE(d.interval);
+  CHECK(d.interval->high - d.interval->low < 0.02);  // at most +-1%
+  CHECK(d.interval->low > 1.11);
+  CHECK(d.mde_basis == "clock's resolution floor");
+  // dedupe: -0.001%: equivalent (NO_CHANGE) at the first look.
+  std::vector<double> dedupe{std::log(0.99999), std::log(0.99999), std::log(0.99998)};
+  auto e = analysis::decide_paired(dedupe, o);
+  CHECK(e.claim == analysis::Claim::equivalent);
+  // Without the floor the same figures make no claim: zero spread is no noise estimate.
+  auto plain = o;
+  plain.resolution_sd = 0;
+  plain.sequential->resolution_sd = 0;
+  CHECK(analysis::decide_paired(clone, plain).claim == analysis::Claim::none);
+  // A spread above the floor is the run's own: t with k - 1 df, as without a floor.
+  std::vector<double> noisy{std::log(1.10), std::log(1.12), std::log(1.14)};
+  auto n = analysis::decide_paired(noisy, o);
+  CHECK_FALSE(n.at_resolution_floor);
+  REQUIRE(n.df);
+  CHECK(*n.df == 2);
+}

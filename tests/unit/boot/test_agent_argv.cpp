@@ -21,6 +21,17 @@ TEST_CASE("the agent's argv carries the experiment's rounds, pinning and workloa
   CHECK(fio.back() == "/jobs/dio-randwrite.fio");
 }
 
+TEST_CASE("a count-based dio-randwrite passes --ios, not --runtime-s; its direct-hit pass stays short") {
+  auto e = ks::experiment::parse(json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
+      "workloads": [{"name": "dio-randwrite", "jobs": 4, "ios": 3000}]})"));
+  auto dio = ks::boot::agent_argv("/a", e.workloads[0], e, "/d", "/jobs");
+  auto at = std::find(dio.begin(), dio.end(), "--ios");
+  REQUIRE(at != dio.end());
+  CHECK(*(at + 1) == "3000");
+  CHECK(std::find(dio.begin(), dio.end(), "--runtime-s") == dio.end());
+  CHECK(ks::boot::direct_hit_pass(e).workloads[0].ios == 1000);
+}
+
 TEST_CASE("the agent's argv refuses a label or fio job that is a path, even past the parser") {
   auto e = ks::experiment::parse(json::parse(R"({"name": "t",
       "arms": {"control": {}, "patched": {}},

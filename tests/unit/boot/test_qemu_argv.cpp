@@ -172,10 +172,47 @@ TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing
   auto text = backend.describe_point(ctx);
   // Nothing is probed in a dry run: the accelerator is said to be decided when the run starts.
   CHECK(text.rfind("# accelerator: auto (a KVM probe decides when the run starts; shown with tcg)\n"
-                   "$ 'taskset' '-c' '1' 'qemu-system-x86_64'", 0) == 0);
+                   "# clock: icount, guest instructions",
+                   0) == 0);
+  CHECK(text.find("\n$ 'taskset' '-c' '1' 'qemu-system-x86_64'") != std::string::npos);
   CHECK(text.find("accel=tcg") != std::string::npos);
+  CHECK(text.find("'-icount' 'shift=0,sleep=off'") != std::string::npos);
   CHECK(text.find("'-kernel' '/k/bzImage'") != std::string::npos);
   CHECK(text.find("'nvme,serial=ksandwich,drive=nvm'") != std::string::npos);
   CHECK(text.find("KS_DEVICE='/dev/nvme0n1'") != std::string::npos);
   CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("qemu argv: the instruction clock is TCG's -icount, never asked of KVM") {
+  auto s = spec();
+  s.icount = true;
+  auto argv = qemu_argv(s);
+  CHECK(after(argv, "-icount") == "shift=0,sleep=off");
+  CHECK(after(argv, "-machine") == "q35,accel=tcg");
+  s.kvm = true;
+  CHECK_FALSE(has(qemu_argv(s), "-icount"));
+  s.kvm = false;
+  s.icount = false;
+  CHECK_FALSE(has(qemu_argv(s), "-icount"));
+}
+
+TEST_CASE("the clock a dry run shows: icount under TCG unless the experiment asks for time or KVM") {
+  auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
+  const fs::path dir = "/nonexistent-ksandwich-dry-run";
+  PointContext ctx{e, e.arms.at("control"), 0, 0, dir, dir / "points/00-control", fs::path("/k/bzImage"), ""};
+  auto described = [&](const std::string& accel, const std::string& clock) {
+    BackendOptions options;
+    options.accel = accel;
+    options.clock = clock;
+    return QemuBackend(options).describe_point(ctx);
+  };
+  auto contains = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  CHECK(contains(described("auto", "auto"), "# clock: icount"));
+  CHECK(contains(described("tcg", "instructions"), "'-icount' 'shift=0,sleep=off'"));
+  // "instructions" asks the probe for TCG even where the experiment left the accelerator to auto.
+  CHECK(contains(described("auto", "instructions"), "# accelerator: tcg\n"));
+  CHECK(contains(described("auto", "time"), "# clock: wall"));
+  CHECK_FALSE(contains(described("auto", "time"), "-icount"));
+  CHECK(contains(described("kvm", "auto"), "# clock: wall"));
+  CHECK_FALSE(contains(described("kvm", "auto"), "-icount"));
 }

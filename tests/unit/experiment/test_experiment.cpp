@@ -176,3 +176,28 @@ TEST_CASE("every shipped experiment parses") {
   }
   CHECK(count >= 6);
 }
+
+TEST_CASE("the clock: auto by default; instructions only where a QEMU guest can count them") {
+  auto j = minimal_experiment();
+  CHECK(parse(j).clock == "auto");
+  j["clock"] = "seconds";
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/clock") && Catch::Contains("not one of"));
+  j["clock"] = "instructions";
+  j["backend"] = "host";
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/clock") && Catch::Contains("host backend"));
+  j["backend"] = "qemu";
+  CHECK(parse(j).clock == "instructions");
+  j["qemu"] = {{"accel", "kvm"}};
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/qemu/accel") && Catch::Contains("cannot count instructions"));
+}
+
+TEST_CASE("dio-randwrite rounds end by count (ios) or by time (runtime_s), never both") {
+  auto j = minimal_experiment();
+  j["workloads"] = json::array({{{"name", "dio-randwrite"}, {"jobs", 4}, {"ios", 2000}}});
+  auto e = parse(j);
+  CHECK(e.workloads[0].ios == 2000);
+  j["workloads"][0]["runtime_s"] = 1;
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/ios") && Catch::Contains("runtime_s"));
+  j["workloads"] = json::array({{{"name", "clone"}, {"ios", 2000}}});
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads/0/ios") && Catch::Contains("does not apply"));
+}

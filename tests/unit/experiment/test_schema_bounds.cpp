@@ -53,7 +53,7 @@ json base_for(const std::string& pointer) {
   auto j = minimal();
   static const std::map<std::string, std::string> workload_of = {
       {"ops", "clone"}, {"range_bytes", "clone"}, {"iodepth", "dio-randwrite"}, {"jobs", "dio-randwrite"},
-      {"file_size_mib", "dio-randwrite"}, {"runtime_s", "dio-randwrite"}, {"block_kib", "buffered-write"},
+      {"file_size_mib", "dio-randwrite"}, {"runtime_s", "dio-randwrite"}, {"ios", "dio-randwrite"}, {"block_kib", "buffered-write"},
       {"size_mib", "buffered-write"}};
   const std::string w = "/workloads/0/";
   if (ks::starts_with(pointer, w)) {
