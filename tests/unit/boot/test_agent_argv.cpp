@@ -21,7 +21,7 @@ TEST_CASE("the agent's argv carries the experiment's rounds, pinning and workloa
   CHECK(fio.back() == "/jobs/dio-randwrite.fio");
 }
 
-TEST_CASE("a count-based dio-randwrite passes --ios, not --runtime-s; its direct-hit pass stays short") {
+TEST_CASE("a count-based dio-randwrite passes --ios, not --runtime-s, and its direct-hit pass stays short") {
   auto e = ks::experiment::parse(json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
       "workloads": [{"name": "dio-randwrite", "jobs": 4, "ios": 3000}]})"));
   auto dio = ks::boot::agent_argv("/a", e.workloads[0], e, "/d", "/jobs");

@@ -177,7 +177,7 @@ TEST_CASE("every shipped experiment parses") {
   CHECK(count >= 6);
 }
 
-TEST_CASE("the clock: auto by default; instructions only where a QEMU guest can count them") {
+TEST_CASE("the clock: auto by default, instructions only where a QEMU guest can count them") {
   auto j = minimal_experiment();
   CHECK(parse(j).clock == "auto");
   j["clock"] = "seconds";
