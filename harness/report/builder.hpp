@@ -92,6 +92,8 @@ class Builder {
   // ---- results: sandwich, per-point and block tables, semantic checks (tables.cpp) ----
 
   void plots();
+  // Hardware counters per op beside the clock, or why the rounds have none.
+  void counters();
   std::string rounds_phrase(const std::vector<const WorkloadAnalysis*>& group) const;
   void results();
   // What the design cannot show, once per note, naming the workloads when not all.

@@ -83,8 +83,52 @@ void Builder::results() {
     for (auto& w : workloads) point_table(w, true);
   }
   semantic();
+  counters();
   for (auto& w : workloads) verdict_line(w);
   notes();
+}
+
+// perf-stat lines beside the clock (LKP prints them under its %change table): each
+// workload's hardware counters per op, the median over each arm's measured rounds; or the
+// reason the rounds have none.
+void Builder::counters() {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> instructions, cycles;
+  std::string unavailable;
+  for (auto& r : b_.rows) {
+    if (!is_timing_row(r) || !r.error.empty() || !r.extra.is_object() || !r.extra.contains("counters")) continue;
+    const auto& c = r.extra["counters"];
+    if (!c.is_object()) continue;
+    if (c.contains("instructions_per_op") && c["instructions_per_op"].is_number() &&
+        c.contains("cycles_per_op") && c["cycles_per_op"].is_number()) {
+      instructions[{r.workload, r.arm}].push_back(c["instructions_per_op"].get<double>());
+      cycles[{r.workload, r.arm}].push_back(c["cycles_per_op"].get<double>());
+    } else if (unavailable.empty() && c.contains("unavailable") && c["unavailable"].is_string()) {
+      unavailable = c["unavailable"].get<std::string>();
+    }
+  }
+  if (instructions.empty()) {
+    if (!unavailable.empty()) paragraph("Hardware counters: none in these rounds (" + unavailable + ").", "ks-counters");
+    return;
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  paragraph("Hardware counters per op (perf_event_open, kernel included; median of the measured rounds):",
+            "ks-counters-caption");
+  Table t;
+  t.columns = {{"workload", Align::left},        {"arm", Align::left},    {"instructions/op", Align::right},
+               {"cycles/op", Align::right},      {"IPC", Align::right},   {"instr. change", Align::right}};
+  for (auto& [key, values] : instructions) {
+    const auto& [workload, arm] = key;
+    const double ins = median(values), cyc = median(cycles[key]);
+    std::string change;
+    if (arm == patched_)
+      if (auto base = instructions.find({workload, control_}); base != instructions.end())
+        change = signed_percent(100 * (ins / median(base->second) - 1), 2);
+    t.rows.push_back({workload, arm, fixed(ins, 0), fixed(cyc, 0), cyc > 0 ? fixed(ins / cyc, 2) : "n/a", change});
+  }
+  table(std::move(t), "ks-counters");
 }
 
 // What the design cannot show, once per note, naming the workloads when not all.

@@ -5,13 +5,19 @@
 #include <time.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "agent/counters.hpp"
 
 namespace ks::agent {
 
 struct ClockSpan {
-  int64_t monotonic_ns = 0;      // the measurement
-  int64_t monotonic_raw_ns = 0;  // the check
+  ClockSpan(int64_t monotonic = 0, int64_t monotonic_raw = 0, std::optional<CounterReading> counted = {})
+      : monotonic_ns(monotonic), monotonic_raw_ns(monotonic_raw), counters(counted) {}
+  int64_t monotonic_ns;      // the measurement
+  int64_t monotonic_raw_ns;  // the check
+  std::optional<CounterReading> counters;  // hardware counters over the same region, where there are
 };
 
 inline int64_t clock_ns(clockid_t clock) {
@@ -21,17 +27,18 @@ inline int64_t clock_ns(clockid_t clock) {
 }
 
 // Brackets a timed region. The RAW readings enclose the MONOTONIC ones, so the two spans
-// differ by two clock reads when both clocks are sane.
+// differ by two clock reads when both clocks are sane; the hardware counters enclose both.
 class Stopwatch {
  public:
   void start() {
+    Counters::process().start();
     raw_start_ = clock_ns(CLOCK_MONOTONIC_RAW);
     mono_start_ = clock_ns(CLOCK_MONOTONIC);
   }
   ClockSpan stop() const {
     int64_t mono_end = clock_ns(CLOCK_MONOTONIC);
     int64_t raw_end = clock_ns(CLOCK_MONOTONIC_RAW);
-    return {mono_end - mono_start_, raw_end - raw_start_};
+    return {mono_end - mono_start_, raw_end - raw_start_, Counters::process().stop()};
   }
   int64_t monotonic_start() const { return mono_start_; }
 

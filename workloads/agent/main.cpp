@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/canary.hpp"
+#include "agent/counters.hpp"
 #include "agent/cpu.hpp"
 #include "agent/environment.hpp"
 #include "agent/host.hpp"
@@ -43,6 +44,7 @@ int run(const Options& o) {
   Output out(o.out);
   const std::string name(workload_name(o.workload));
   auto workload = make_workload(o);
+  Counters::process();  // opened before any round starts its threads, so they inherit them
   try {
     workload->prepare();
   } catch (const Unsupported& e) {
@@ -89,6 +91,7 @@ int run(const Options& o) {
       interrupted = true;
       return false;
     }
+    if (!r.clock.counters) r.counters_unavailable = Counters::process().unavailable();
     RoundContext context{.workload = name, .metric = workload->metric(), .round = index,
                          .warmup = warmup, .cpu = current_cpu()};
     out.write(round_record(context, r));

@@ -38,6 +38,16 @@ Json round_record(const RoundContext& c, const RoundResult& r) {
   j["clock"] = {{"check", "CLOCK_MONOTONIC_RAW"},
                 {"elapsed_check_ns", r.clock.monotonic_raw_ns},
                 {"agree", clocks_agree(r.clock)}};
+  if (r.clock.counters && r.ops > 0) {
+    const auto& k = *r.clock.counters;
+    const double ops = static_cast<double>(r.ops);
+    j["counters"] = {{"instructions", k.instructions},
+                     {"cycles", k.cycles},
+                     {"instructions_per_op", static_cast<double>(k.instructions) / ops},
+                     {"cycles_per_op", static_cast<double>(k.cycles) / ops}};
+  } else if (!r.counters_unavailable.empty()) {
+    j["counters"] = {{"unavailable", r.counters_unavailable}};
+  }
   if (auto error = round_error(r)) j["error"] = *error;
   if (r.fio) j["fio"] = *r.fio;
   return j;

@@ -28,6 +28,7 @@ struct RoundResult {
   std::optional<double> bytes_per_s;
   std::optional<Json> fio;
   uint64_t canary_ns = 0;   // the slower of the canaries timed just before and just after
+  std::string counters_unavailable;  // why clock.counters is empty, when it is
 };
 
 // Why the round failed, if it did: the workload's error and/or the clock check.

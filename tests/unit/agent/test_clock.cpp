@@ -46,3 +46,23 @@ TEST_CASE("a stopwatch on this machine measures a positive span its clocks agree
   CHECK(span.monotonic_raw_ns >= span.monotonic_ns / 2);
   CHECK(clocks_agree(span));
 }
+
+TEST_CASE("hardware counters beside the clock: counted where the machine has a PMU, else why not",
+          "[agent][clock]") {
+  auto& counters = ks::agent::Counters::process();
+  ks::agent::Stopwatch watch;
+  watch.start();
+  volatile uint64_t sink = 0;
+  for (int i = 0; i < 1'000'000; ++i) sink = sink + static_cast<uint64_t>(i);
+  ClockSpan span = watch.stop();
+  if (!counters.unavailable().empty()) {
+    // This kind of VM exposes no cpu PMU: the reason is what every round then records.
+    WARN("hardware counters not checked here: " << counters.unavailable());
+    CHECK_THAT(counters.unavailable(), Catch::StartsWith("perf_event_open: "));
+    CHECK_FALSE(span.counters);
+    return;
+  }
+  REQUIRE(span.counters);
+  CHECK(span.counters->instructions >= 1'000'000);  // at least one per iteration
+  CHECK(span.counters->cycles > 0);
+}

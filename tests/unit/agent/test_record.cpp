@@ -105,3 +105,18 @@ TEST_CASE("start and end lines", "[agent][record]") {
         R"("kernel_release":"6.18.0","clocksource":"tsc","agent_version":"0.1.0"})");
   CHECK(end_record(15, 2, 1).dump() == R"({"type":"end","rounds":15,"warmup":2,"failed_rounds":1})");
 }
+
+TEST_CASE("hardware counters go into the round line per op, or the reason there are none", "[agent][record]") {
+  RoundResult r = clean_round(1000, 5'000'000);
+  r.clock.counters = CounterReading{.instructions = 21'170'000, .cycles = 40'000'000};
+  Json j = round_record({"clone", Metric::NsPerOp, 0, false, 1}, r);
+  CHECK(j["counters"]["instructions"] == 21'170'000);
+  CHECK(j["counters"]["instructions_per_op"].get<double>() == Approx(21170.0));
+  CHECK(j["counters"]["cycles_per_op"].get<double>() == Approx(40000.0));
+  RoundResult none = clean_round(1000, 5'000'000);
+  none.counters_unavailable = "perf_event_open: No such file or directory";
+  Json k = round_record({"clone", Metric::NsPerOp, 0, false, 1}, none);
+  INFO(k.dump());
+  CHECK(k["counters"]["unavailable"] == "perf_event_open: No such file or directory");
+  CHECK_FALSE(k["counters"].contains("instructions"));
+}

@@ -371,3 +371,29 @@ TEST_CASE("text: a confirm report fits in 80 columns") {
     CHECK(line.size() <= 80);
   }
 }
+
+TEST_CASE("text: the clock is said in the header, its unit in the tables, and counters beside it") {
+  auto b = ks::test::make_sample_bundle();
+  auto wall = flat(text_of(b));
+  CHECK_THAT(wall, Contains("Clock: wall-clock time (CLOCK_MONOTONIC)"));
+  CHECK_THAT(wall, Contains("ns/op"));
+  CHECK_THAT(wall, !Contains("Hardware counters"));  // the rows say nothing of them
+
+  for (auto& r : b.rows) r.extra["counters"] = {{"unavailable", "perf_event_open: No such file or directory"}};
+  CHECK_THAT(flat(text_of(b)),
+             Contains("Hardware counters: none in these rounds (perf_event_open: No such file or directory)"));
+  for (auto& r : b.rows)
+    r.extra["counters"] = {{"instructions_per_op", r.arm == "patched" ? 23000.0 : 20000.0}, {"cycles_per_op", 40000.0}};
+  auto counted = text_of(b);
+  CHECK_THAT(flat(counted), Contains("Hardware counters per op"));
+  std::string patched;
+  for (auto& line : lines_of(counted))
+    if (line.rfind("clone", 0) == 0 && line.find("patched") != std::string::npos && line.find("23000") != std::string::npos)
+      patched = line;
+  CHECK_THAT(patched, Contains("+15.00%"));
+
+  b.machine["clock"] = {{"name", "icount"}};
+  auto icount = flat(text_of(b));
+  CHECK_THAT(icount, Contains("Clock: guest instructions") && Contains("deterministic, not wall time"));
+  CHECK_THAT(icount, Contains("instr/op") && Contains("do not see cache misses"));
+}
