@@ -191,6 +191,20 @@ int unregister_dead(const fs::path& state_dir, const fs::path& out_dir) {
 
 fs::path journal_file(const fs::path& out_dir) { return out_dir / "logs/journal.jsonl"; }
 
+void require_own_run_dir(const fs::path& out_dir) {
+  for (auto& dir : {out_dir, out_dir / "logs"}) {
+    struct stat st{};
+    if (::lstat(dir.c_str(), &st) != 0) continue;
+    if (!S_ISDIR(st.st_mode))
+      throw UserError(dir.string() + " is not a directory (a symbolic link or a file)",
+                      "name a run's output directory; `run` makes it and its logs/");
+    if (st.st_uid != ::geteuid() || (st.st_mode & S_IWOTH) != 0)
+      throw UserError(dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                          ((st.st_mode & S_IWOTH) ? " and others may write to it" : ""),
+                      "choose a new --out DIR (the run makes it), or one you own that only you may write to");
+  }
+}
+
 std::string describe(const Entry& e) {
   if (e.kind == "mount")
     return "mount " + field(e, "target") + " (" + field(e, "fstype") + " from " + field(e, "source") + ")";
@@ -204,16 +218,6 @@ std::string describe(const Entry& e) {
   return e.kind + " " + e.data.dump();
 }
 
-// The run's logs directory must be its own, not a link to somewhere else: the journal in it
-// is read and appended to.
-void require_real_logs_dir(const fs::path& out_dir) {
-  std::error_code ec;
-  auto logs = out_dir / "logs";
-  if (fs::is_symlink(logs, ec))
-    throw UserError(logs.string() + " is a symbolic link",
-                    "a run's logs/ is a directory the run made; name the output directory of a ksandwich run");
-}
-
 std::string machine_key(const fs::path& state_dir) {
   std::error_code ec;
   fs::create_directories(state_dir, ec);
@@ -221,7 +225,7 @@ std::string machine_key(const fs::path& state_dir) {
 }
 
 CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const fs::path& state_dir) {
-  require_real_logs_dir(out_dir);
+  require_own_run_dir(out_dir);
   auto file = journal_file(out_dir);
   if (!fs::exists(file) && unregister_dead(state_dir, out_dir) > 0)
     return {0, 0, {"its journal is gone (was " + out_dir.string() + " removed?): nothing known to undo"}, ""};
@@ -290,7 +294,7 @@ std::vector<Leftover> leftovers(const fs::path& state_dir) {
   for (auto& dir : dead_runs(state_dir)) {
     Leftover l{dir, 0, {}};
     try {
-      require_real_logs_dir(dir);
+      require_own_run_dir(dir);
       for (auto& e : journal::read(journal_file(dir), machine_key(state_dir)).pending()) {
         l.pid = e.pid;
         l.pending.push_back(describe(e));
@@ -356,7 +360,7 @@ HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, con
 }
 
 void HostChanges::open_journal() {
-  require_real_logs_dir(out_dir_);
+  require_own_run_dir(out_dir_);
   journal_ = std::make_unique<journal::Active>(journal_file(out_dir_), machine_key(state_dir_));
   registration_ = state_dir_ / "active" / (std::to_string(getpid()) + ".json");
   json me{{"pid", getpid()},

@@ -27,6 +27,11 @@ inline const fs::path kStateDir = "/run/ksandwich";
 // DIR/logs/journal.jsonl
 fs::path journal_file(const fs::path& out_dir);
 
+// A run reads and writes its output directory and logs/ as root: throws UserError when either
+// exists and is a link, not a directory, another user's, or world-writable (links planted
+// there would be written through). What does not exist yet the run makes itself.
+void require_own_run_dir(const fs::path& out_dir);
+
 // Where cleanup may act: what a run makes lies only there. Tests point them at a temporary
 // directory.
 struct UndoRules {

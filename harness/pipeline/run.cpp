@@ -1,8 +1,5 @@
 #include "pipeline/run.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
@@ -207,23 +204,6 @@ boot::PointContext point_context(const experiment::Experiment& e, const experime
   return ctx;
 }
 
-// A run writes into its output directory (and its logs/) as whoever runs it, root for a
-// measuring run: a directory someone else owns, or one that is a link, could hold links
-// planted where the run will write. One that does not exist yet is made by the run itself.
-void require_own_directory(const fs::path& out_dir) {
-  for (auto& dir : {out_dir, out_dir / "logs"}) {
-    struct stat st{};
-    if (::lstat(dir.c_str(), &st) != 0) continue;
-    if (!S_ISDIR(st.st_mode))
-      throw UserError(dir.string() + " is not a directory (a symbolic link or a file)",
-                      "choose a new --out DIR; the run makes it");
-    if (st.st_uid != ::geteuid() || (st.st_mode & S_IWOTH) != 0)
-      throw UserError(dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                          ((st.st_mode & S_IWOTH) ? " and others may write to it" : ""),
-                      "choose a new --out DIR (the run makes it), or one you own that only you may write to");
-  }
-}
-
 // Touches nothing, not even the kernel cache: under QEMU the kernel image is a placeholder.
 void print_dry_run(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan,
                    const boot::Backend& backend, const fs::path& out_dir) {
@@ -415,7 +395,7 @@ int run(const RunOptions& o) {
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
                     "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());
-  require_own_directory(o.out_dir);
+  require_own_run_dir(o.out_dir);
   // The kernels before the output directory: a patch that does not apply, a failed or an
   // interrupted build leaves no half-made run behind (the build log stays in the cache).
   RunKernels kernels;
