@@ -18,10 +18,10 @@ done
 [ -e /bin/busybox ] || skip "/bin/busybox is missing (apt-get install busybox-static)"
 [ -x "$KS_BINARY_DIR/bin/ksandwich-agent" ] || skip "ksandwich-agent was not built"
 
-# The cache the C++ integration tests use (their kernels, the fixture, the default cache's
-# ccache: tests/support/integration_cache.hpp): the jobs inherit it.
-export CCACHE_DIR="${KSANDWICH_CACHE:-/var/cache/ksandwich}/ccache"
-export KSANDWICH_CACHE="${KSANDWICH_CACHE:-/var/cache/ksandwich}/integration"
+# The cache the C++ integration tests use (the default cache: their kernels, the fixture,
+# its ccache; tests/support/integration_cache.hpp): the jobs inherit it.
+export KSANDWICH_CACHE="${KSANDWICH_CACHE:-/var/cache/ksandwich}"
+export CCACHE_DIR="$KSANDWICH_CACHE/ccache"
 # The fixture of tests/support/kernel_history.hpp (1000 us planted in the fifth commit).
 fixture="$KSANDWICH_CACHE/fixtures/remap-8-5-1000us"
 mapfile -t ids < <(bash "$KS_SOURCE_DIR/tests/support/kernel_git_fixture.sh" "$fixture" 8 5 1000)
@@ -42,12 +42,12 @@ slurm_test_up "$tmp/slurm"
 
 # The small confirm experiment of the bisect test (tests/support/kernel_history.hpp).
 cat >"$tmp/experiment.json" <<JSON
-{"name": "it-bisect", "backend": "qemu", "scheme": "confirm", "min_blocks": 3, "max_blocks": 4,
- "rounds": 7, "cpu": 1, "point_timeout_s": 300, "qemu": {"memory_mib": 1024, "vcpus": 1},
+{"name": "it-bisect", "backend": "qemu", "clock": "instructions", "scheme": "confirm", "min_blocks": 3, "max_blocks": 4,
+ "rounds": 2, "cpu": 1, "point_timeout_s": 300, "qemu": {"memory_mib": 1024, "vcpus": 1},
  "storage": {"kind": "brd", "size_mib": 256},
  "source": {"kind": "git", "path": "$fixture", "commit": "HEAD"},
  "arms": {"control": {}, "patched": {}},
- "workloads": [{"name": "clone", "ops": 500}]}
+ "workloads": [{"name": "clone", "ops": 100}]}
 JSON
 
 "$ks" bisect "$tmp/experiment.json" --good "$good" --bad "$bad" --write-experiments "$tmp/exps" >"$tmp/write.out" 2>&1
