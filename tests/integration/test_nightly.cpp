@@ -1,11 +1,12 @@
 // `ksandwich nightly` for real, the way a lab machine runs it: a branch `tip` of a kernel
-// git tree (tests/support/kernel_history.hpp: the baseline, then commits 2 to 7, one a
-// night; the fifth commit, the fourth night's, plants udelay(1000) in btrfs_remap_file_range)
+// git tree (tests/support/kernel_history.hpp: the baseline, then commits 3 to 6, one a
+// night; the fifth commit, the third night's, plants udelay(1000) in btrfs_remap_file_range)
 // moves one commit a night, the experiment stays the same file (baseline = the first
 // commit, patched arm = "tip"), each night adds its bundle to a history, and `trend` must
-// name the fourth night as the change and `git log <third night>..<fourth night>` as its
-// commit range. A second history, on which the tip stops at the third night's commit (no
-// slowdown), must show no change point.
+// name the third night as the change and `git log <second night>..<third night>` as its
+// commit range. A second history, on which the tip stops at the second night's commit (no
+// slowdown), must show no change point. Four nights are the fewest a change point needs
+// (two on either side).
 //
 // Each night's kernel is an incremental build from the baseline's tree (kept in the
 // integration cache, shared with the bisect test); a night is a 3-block clone confirm under
@@ -69,7 +70,7 @@ json trend(const fs::path& history, const std::string& format) {
 
 }  // namespace
 
-TEST_CASE("nightly: six nights of a branch, a slowdown from the fourth, trend names that night and its commits") {
+TEST_CASE("nightly: four nights of a branch, a slowdown from the third, trend names that night and its commits") {
   ks::test::require_qemu_kernels();
   ks::test::require_root("brd, QEMU's storage and the run lock");
   auto ids = ks::test::history_fixture();
@@ -83,10 +84,10 @@ TEST_CASE("nightly: six nights of a branch, a slowdown from the fourth, trend na
   ks::write_file(tmp.path / "nightly.json", nightly_experiment(ids[0]).dump(2));
   auto slowed = tmp.path / "slowed.sqlite", flat = tmp.path / "flat.sqlite";
 
-  // Night n (0-based) tracks commit n + 2; the fifth commit, the first slow one, is night 3's.
-  constexpr int kNights = 6;
-  auto tip_of = [&](int n) { return ids[n + 1]; };
-  const int first_slow = ks::test::kSlowFrom - 2;
+  // Night n (0-based) tracks commit n + 3; the fifth commit, the first slow one, is night 2's.
+  constexpr int kNights = 4;
+  auto tip_of = [&](int n) { return ids[n + 2]; };
+  const int first_slow = ks::test::kSlowFrom - 3;
   std::vector<Night> nights;
   for (int n = 0; n < kNights; ++n) nights.push_back(night(tmp.path, tip_of(n), slowed, n + 1));
   for (int n = 0; n < kNights; ++n) {
@@ -111,8 +112,8 @@ TEST_CASE("nightly: six nights of a branch, a slowdown from the fourth, trend na
   INFO(text);
   CHECK(text.find("git log " + tip_of(first_slow - 1) + ".." + tip_of(first_slow)) != std::string::npos);
 
-  // The flat history: the same first three nights, then the branch stays at the third
-  // commit for three more nights (nothing new landed).
+  // The flat history: the same first two nights, then the branch stays at the second
+  // night's commit for two more nights (nothing new landed).
   for (int n = 0; n < first_slow; ++n) {
     auto r = ks::test::ksandwich_in_cache({"history", "add", "--history", flat.string(), nights[n].bundle.string()});
     INFO(r.out << r.err);
