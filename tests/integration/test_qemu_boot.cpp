@@ -21,6 +21,7 @@
 #include "evidence/clock.hpp"
 #include "proc/runner.hpp"
 #include "source/source.hpp"
+#include "support/integration_cache.hpp"
 #include "support/paths.hpp"
 #include "support/skip.hpp"
 #include "util/error.hpp"
@@ -94,7 +95,7 @@ BackendOptions backend_options() {
   o.agent = ks::test::agent_binary();
   o.fio_jobs_dir = ks::test::source_dir() / "workloads/fio";
   // The KVM probe's answer is remembered there: a KVM that hangs guests costs its 30 s once.
-  o.cache_dir = ks::source::default_cache_root() / "integration";
+  o.cache_dir = ks::test::integration_cache();
   return o;
 }
 

@@ -4,7 +4,7 @@
 // console logs, raw rows, the matched-build audit and direct-hit counts from inside the
 // guests. Then --resume after a lost point reruns that point only.
 //
-// The kernels are built in the integration test cache (<cache>/integration, as the kernel
+// The kernels are built in the integration tests' cache (the default cache, as the kernel
 // build tests use), so after test_kernel_build they are cache hits; alone, this test
 // builds them (about 10 minutes on 2 cores).
 #include <catch2/catch.hpp>
