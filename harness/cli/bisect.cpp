@@ -23,7 +23,8 @@ void set_bisect_command(CLI::App& app, Context& context) {
   cmd->add_option("--bad", args->bad, "a later commit with it")->required();
   cmd->add_option("--out", args->out,
                   "directory for bisect.json, reply.txt and each step's run (default "
-                  "results/<name>-bisect-<time>); the same DIR continues a bisection");
+                  "results/<name>-bisect-<time>); the same DIR continues a bisection")
+      ->check(non_empty_path());
   cmd->add_option("--reported-by", args->reported_by, "\"Name <email>\" for the reply's Reported-by:");
   cmd->add_option("--write-experiments", args->write_experiments,
                   "measure nothing: write each commit's step experiment into this new directory, to fan "

@@ -20,7 +20,8 @@ void set_calibrate_command(CLI::App& app, Context& context) {
   cmd->add_option("experiment", args->experiment, "experiment file (configs/experiments/*.json)")->required();
   cmd->add_option("--points", args->points, "control points to run (each a fresh boot or filesystem)")
       ->check(CLI::Range(3, 50));
-  cmd->add_option("--out", args->out, "output directory of the A/A run (default results/<name>-calibration-<time>)");
+  cmd->add_option("--out", args->out, "output directory of the A/A run (default results/<name>-calibration-<time>)")
+      ->check(non_empty_path());
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out, "-calibration");
     if (!fs::is_regular_file(o.experiment_file))

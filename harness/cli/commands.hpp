@@ -52,6 +52,10 @@ void add_reply_options(CLI::App* cmd, report::Options& reply);
 // not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.
 void check_output_dir(const std::filesystem::path& dir, const std::string& option);
 
+// For an option that names a path: an empty value is refused (leaving the option out is how
+// to get its default), so `--out ""` never quietly means the default.
+const CLI::Validator& non_empty_path();
+
 // Throws UserError when the JSON file at PATH (if it exists) holds a NUL byte or nests too
 // deep for a recursive reader: checked on the text, before any parser sees it.
 void check_json_file(const std::filesystem::path& path, const std::string& what);

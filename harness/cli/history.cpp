@@ -4,6 +4,7 @@
 #include "history/store.hpp"
 #include "history/trend.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::cli {
 namespace {
@@ -42,14 +43,15 @@ void set_history_command(CLI::App& app, Context& context) {
   list->add_flag("--json", *json_out, "JSON instead of a table");
   list->callback([db, experiment, json_out, &context] {
     if (!std::filesystem::exists(*db)) throw UserError(*db + " does not exist", "make it with `ksandwich history add`");
-    history::Store store(*db);
+    history::Store store(*db, history::Store::Open::kExisting);
     auto runs = store.runs(*experiment);
     if (*json_out) {
       fmt::print("{}\n", nlohmann::json(runs).dump(2));
     } else {
       fmt::print("{:>4}  {:<20}  {:<16}  {:<14}  {}\n", "run", "created", "experiment", "verdict", "tip");
       for (auto& r : runs)
-        fmt::print("{:>4}  {:<20}  {:<16}  {:<14}  {}\n", r.id, r.created_at, r.experiment, r.verdict, r.patched_source);
+        fmt::print("{:>4}  {:<20}  {:<16}  {:<14}  {}\n", r.id, one_line(r.created_at), one_line(r.experiment),
+                   one_line(r.verdict), one_line(r.patched_source));
     }
     context.exit_code = 0;
   });
@@ -60,7 +62,7 @@ void set_history_command(CLI::App& app, Context& context) {
   show->add_flag("--json", *json_out, "JSON instead of text");
   show->callback([db, run_id, json_out, &context] {
     if (!std::filesystem::exists(*db)) throw UserError(*db + " does not exist", "make it with `ksandwich history add`");
-    history::Store store(*db);
+    history::Store store(*db, history::Store::Open::kExisting);
     auto run = store.run(*run_id);
     if (!run) throw UserError(fmt::format("the history has no run {}", *run_id), "`ksandwich history list` shows them");
     auto workloads = store.workloads(run->id);
@@ -78,9 +80,9 @@ void set_history_command(CLI::App& app, Context& context) {
         {"machine", &run->machine},             {"fingerprint", &run->machine_fingerprint},
         {"tool", &run->tool_version},           {"revision", &run->tool_revision},
         {"verdict", &run->verdict},             {"bundle", &run->bundle_path},
-        {"sha256", &run->bundle_sha256}};
+        {"sha256", &run->bundle_sha256},        {"clock", &run->clock}};
     fmt::print("run {}\n", run->id);
-    for (auto& [key, value] : facts) fmt::print("  {:<12} {}\n", key, *value);
+    for (auto& [key, value] : facts) fmt::print("  {:<12} {}\n", key, one_line(*value));
     fmt::print("\n  {:<16} {:>10}  {:<22}  {:>8}  {}\n", "workload", "ratio", "interval", "MDE", "verdict");
     for (auto& w : workloads)
       fmt::print("  {:<16} {:>10}  {:<22}  {:>8}  {}{}\n", w.workload, percent_of(w.ratio),
@@ -104,7 +106,7 @@ void set_trend_command(CLI::App& app, Context& context) {
   cmd->callback([args, &context] {
     if (!std::filesystem::exists(args->db))
       throw UserError(args->db + " does not exist", "make it with `ksandwich history add`");
-    history::Store store(args->db);
+    history::Store store(args->db, history::Store::Open::kExisting);
     fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment), args->format));
     context.exit_code = 0;
   });

@@ -13,6 +13,15 @@ namespace ks::cli {
 
 namespace fs = std::filesystem;
 
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator v(
+      [](const std::string& value) -> std::string {
+        return value.empty() ? "is empty: give a path, or leave the option out for its default" : "";
+      },
+      "PATH");
+  return v;
+}
+
 void check_output_dir(const fs::path& dir, const std::string& option) {
   const std::string hint = "name a new directory (or an empty one) on a normal filesystem, e.g. " +
                            option + " results/my-run";

@@ -15,7 +15,8 @@ void set_junit_command(CLI::App& app, Context& context) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("bundle", args->bundle, "bundle.json")->required();
-  cmd->add_option("--out", args->out, "write the XML here instead of standard output");
+  cmd->add_option("--out", args->out, "write the XML here instead of standard output")
+      ->check(non_empty_path());
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");
     auto xml = report::junit(pipeline::load_bundle(args->bundle));

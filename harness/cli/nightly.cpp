@@ -22,7 +22,8 @@ void set_nightly_command(CLI::App& app, Context& context) {
   cmd->add_option("experiment", args->experiment, "experiment file (baseline as control, branch tip as patched)")
       ->required();
   cmd->add_option("--history", args->db, "the history file (created when missing)")->required();
-  cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)");
+  cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)")
+      ->check(non_empty_path());
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and what would be recorded; touch nothing");
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out);

@@ -58,7 +58,8 @@ void set_run_command(CLI::App& app, Context& context) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("experiment", args->experiment, "experiment file (configs/experiments/*.json)");
-  cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)");
+  cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)")
+      ->check(non_empty_path());
   cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
   cmd->add_flag("--after-switch", args->after_switch,
                 "with --resume: the run goes on after a bare-metal kernel switch (the boot hook `ksandwich "

@@ -30,7 +30,8 @@ void set_series_command(CLI::App& app, Context& context) {
                   "arm's patches are the base")->required();
   cmd->add_option("--mbox", args->mbox, "the series: a mailbox (git format-patch --stdout, lore's t.mbox)")
       ->required();
-  cmd->add_option("--out", args->out, "directory to write (default results/<name>-series-<time>)");
+  cmd->add_option("--out", args->out, "directory to write (default results/<name>-series-<time>)")
+      ->check(non_empty_path());
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out, "-series");
     if (!fs::is_regular_file(o.experiment_file))

@@ -181,13 +181,22 @@ void check_mkfs_options(Reader& r, const std::string& key, const std::vector<std
       "-n", "--nodesize", "-s", "--sectorsize", "-O", "--features", "-R", "--runtime-features",
       "-U", "--uuid", "--device-uuid", "--compress"};
   static const std::set<std::string> refused = {"-L", "--label", "-r", "--rootdir", "--subvol",
-                                                "--inode-flags", "--reflink"};
+                                                "--inode-flags", "--reflink", "-h", "--help", "-V", "--version"};
+  // Values that make mkfs.btrfs print a list and exit 0 without making a filesystem.
+  static const std::set<std::string> listing = {"-O", "--features", "-R", "--runtime-features"};
   for (size_t i = 0; i < options.size(); ++i) {
     const auto& o = options[i];
     auto name = o.substr(0, o.find('='));
     if (refused.count(name) || starts_with(o, "-L") || (starts_with(o, "-r") && o.size() > 2))
       r.fail(key, "\"" + o + "\" is not allowed",
-             "the harness labels the filesystems it makes and copies nothing into them");
+             "the harness labels the filesystems it makes, copies nothing into them and needs mkfs.btrfs "
+             "to make one (no help or version)");
+    auto value = o.find('=') != std::string::npos ? o.substr(o.find('=') + 1)
+                 : listing.count(o) && i + 1 < options.size() ? options[i + 1]
+                                                               : "";
+    if (listing.count(name) && (value == "list-all" || value == "list"))
+      r.fail(key, "\"" + o + " " + value + "\" lists the features and makes no filesystem",
+             "name the features to turn on, e.g. [\"-O\", \"no-holes\"]");
     if (!starts_with(o, "-") || o == "-" || o == "--")
       r.fail(key, "\"" + o + "\" is not an option: mkfs.btrfs would take it as another device to format",
              "give only options and their values, e.g. [\"-n\", \"16384\", \"-O\", \"no-holes\"]");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "evidence/clock.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/compare.hpp"
 #include "pipeline/validate.hpp"
@@ -30,7 +31,8 @@ CREATE TABLE runs (
   tool_revision TEXT NOT NULL,
   verdict TEXT NOT NULL,
   bundle_path TEXT NOT NULL,
-  bundle_sha256 TEXT NOT NULL UNIQUE
+  bundle_sha256 TEXT NOT NULL UNIQUE,
+  clock TEXT NOT NULL DEFAULT 'wall'
 );
 CREATE INDEX runs_by_experiment ON runs (experiment, created_at);
 CREATE TABLE workloads (
@@ -47,7 +49,7 @@ CREATE TABLE workloads (
 
 constexpr const char* kRunColumns =
     "id, experiment, created_at, added_at, backend, control_source, patched_source, machine_fingerprint, "
-    "machine, tool_version, tool_revision, verdict, bundle_path, bundle_sha256";
+    "machine, tool_version, tool_revision, verdict, bundle_path, bundle_sha256, clock";
 
 RunRecord run_from(const Statement& s) {
   RunRecord r;
@@ -55,8 +57,8 @@ RunRecord run_from(const Statement& s) {
   std::string* fields[] = {&r.experiment,   &r.created_at,   &r.added_at,      &r.backend,
                            &r.control_source, &r.patched_source, &r.machine_fingerprint, &r.machine,
                            &r.tool_version, &r.tool_revision, &r.verdict,       &r.bundle_path,
-                           &r.bundle_sha256};
-  for (int i = 0; i < 13; ++i) *fields[i] = s.text(i + 1);
+                           &r.bundle_sha256, &r.clock};
+  for (int i = 0; i < 14; ++i) *fields[i] = s.text(i + 1);
   return r;
 }
 
@@ -92,15 +94,21 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
   return id;
 }
 
-Store::Store(const fs::path& path) : db_(path) {
+Store::Store(const fs::path& path, Open open) : db_(path) {
   int version = 0;
   try {
     auto s = db_.prepare("PRAGMA user_version");
     if (s.step()) version = static_cast<int>(s.integer(0));
   } catch (const SystemError& e) {
+    if (std::string_view(e.what()).find("locked") != std::string_view::npos)
+      throw UserError(path.string() + " is locked by another writer (" + e.what() + ")",
+                      "wait for the `history add` or `nightly` writing it to finish, then run this again");
     throw UserError(path.string() + " is not a ksandwich history (" + e.what() + ")",
                     "pass the SQLite file `ksandwich history add` made, or a new path");
   }
+  if (version == 0 && open == Open::kExisting)
+    throw UserError(path.string() + " is not a ksandwich history (it has no runs table)",
+                    "pass the file `ksandwich history add` or `nightly --history` wrote");
   if (version > kSchemaVersion)
     throw UserError(fmt::format("{} has history schema version {}; this ksandwich reads up to {}", path.string(),
                                 version, kSchemaVersion),
@@ -116,6 +124,12 @@ Store::Store(const fs::path& path) : db_(path) {
     db_.exec(kSchema);
     db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
     t.commit();
+  } else if (version == 1) {
+    // Version 1 had no clock: every run in it was measured in wall time.
+    Transaction t(db_);
+    db_.exec("ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT 'wall'");
+    db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+    t.commit();
   }
 }
 
@@ -125,19 +139,31 @@ Store::Added Store::add(const evidence::Bundle& b, const fs::path& path, const s
   auto existing = db_.prepare("SELECT id FROM runs WHERE bundle_sha256 = ?1");
   existing.bind(1, sha256);
   if (existing.step()) return {existing.integer(0), true};
+  // One experiment, one clock: a night measured in instructions beside one in wall time would
+  // make a change point of the clock, not of the kernel.
+  const auto& clock = evidence::bundle_clock(b);
+  auto other = db_.prepare("SELECT clock FROM runs WHERE experiment = ?1 AND clock != ?2 LIMIT 1");
+  other.bind(1, b.experiment_name).bind(2, clock.name);
+  if (other.step())
+    throw UserError(fmt::format("this history's runs of {} were measured with the {} clock ({}), this bundle with {} "
+                                "({})",
+                                b.experiment_name, other.text(0), evidence::clock_named(other.text(0)).measures,
+                                clock.name, clock.measures),
+                    "keep one history per clock: add it to another --history file, or set the experiment's \"clock\" "
+                    "so every night measures the same way");
 
   auto insert = db_.prepare(
       "INSERT INTO runs (experiment, created_at, added_at, backend, control_source, patched_source, "
-      "machine_fingerprint, machine, tool_version, tool_revision, verdict, bundle_path, bundle_sha256) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+      "machine_fingerprint, machine, tool_version, tool_revision, verdict, bundle_path, bundle_sha256, clock) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   std::string machine = string_at(b.machine, "cpu_model");
   if (b.machine.is_object() && b.machine.contains("cores")) machine += fmt::format(", {} cores", b.machine["cores"].dump());
   std::string values[] = {b.experiment_name, b.created_at, now_utc_iso8601(), b.backend,
                           source_identity(b, "control"), source_identity(b, "patched"),
                           pipeline::machine_fingerprint(b), machine, string_at(b.tool, "version"),
                           string_at(b.tool, "git_revision"), b.verdict, fs::absolute(path).lexically_normal().string(),
-                          sha256};
-  for (int i = 0; i < 13; ++i) insert.bind(i + 1, values[i]);
+                          sha256, clock.name};
+  for (int i = 0; i < 14; ++i) insert.bind(i + 1, values[i]);
   insert.run();
   int64_t id = db_.last_insert_id();
   if (between) between();

@@ -15,7 +15,7 @@
 
 namespace ks::history {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: runs.clock
 
 struct RunRecord {
   int64_t id = 0;
@@ -32,6 +32,7 @@ struct RunRecord {
   std::string verdict;
   std::string bundle_path;     // absolute, as added
   std::string bundle_sha256;
+  std::string clock;           // machine.clock.name: wall | icount (evidence/clock.hpp)
 };
 
 struct WorkloadRecord {
@@ -45,7 +46,7 @@ struct WorkloadRecord {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunRecord, id, experiment, created_at, added_at, backend, control_source,
                                    patched_source, machine_fingerprint, machine, tool_version, tool_revision,
-                                   verdict, bundle_path, bundle_sha256)
+                                   verdict, bundle_path, bundle_sha256, clock)
 void to_json(nlohmann::json& j, const WorkloadRecord& w);
 
 // What an arm was built from: "commit <sha>" for a git source, else the source version with
@@ -54,9 +55,11 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm);
 
 class Store {
  public:
-  // Opens or creates the history. Throws UserError when the file is not a SQLite database,
-  // or was written by a newer ksandwich (a higher schema version).
-  explicit Store(const std::filesystem::path& path);
+  // Opens or creates the history (kExisting: only opens one that has its tables, and writes
+  // nothing to any other file). Throws UserError when the file is not a SQLite database, is
+  // locked by another writer past SQLite's wait, or was written by a newer ksandwich.
+  enum class Open { kCreate, kExisting };
+  explicit Store(const std::filesystem::path& path, Open open = Open::kCreate);
 
   struct Added {
     int64_t id = 0;

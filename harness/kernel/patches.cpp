@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <regex>
 #include <set>
@@ -128,11 +129,28 @@ Message parse_message(const std::vector<std::string>& lines) {
   return m;
 }
 
+// The value of parameter NAME (lower case) in a header value such as
+// `multipart/mixed; boundary="abc"`: quoted or a bare token. Scanned, not matched with a
+// regular expression (a value may be any length).
 std::string parameter(const std::string& header_value, const std::string& name) {
-  std::smatch match;
-  std::regex re(name + R"(\s*=\s*(\"([^\"]*)\"|([^;\s]+)))", std::regex::icase);
-  if (!std::regex_search(header_value, match, re)) return {};
-  return match[2].matched ? match[2].str() : match[3].str();
+  const std::string v = lower(header_value);
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  for (size_t at = v.find(name); at != std::string::npos; at = v.find(name, at + 1)) {
+    size_t i = at + name.size();
+    while (i < v.size() && space(v[i])) ++i;
+    if (i >= v.size() || v[i] != '=') continue;
+    ++i;
+    while (i < v.size() && space(v[i])) ++i;
+    if (i < v.size() && v[i] == '"') {
+      auto end = header_value.find('"', i + 1);
+      if (end != std::string::npos) return header_value.substr(i + 1, end - i - 1);
+      continue;
+    }
+    size_t end = i;
+    while (end < v.size() && v[end] != ';' && !space(v[end])) ++end;
+    if (end > i) return header_value.substr(i, end - i);
+  }
+  return {};
 }
 
 std::string decode_body(const std::string& body, const std::string& encoding) {
@@ -181,9 +199,12 @@ std::string message_text(const Message& m) {
 
 // mboxrd escapes body lines that start with "From " as ">From "; undo one level.
 std::string unescape_from(const std::string& body) {
-  static const std::regex escaped(R"(^>(>*From ))");
   std::string out;
-  for (auto& line : split(body, '\n')) out += std::regex_replace(line, escaped, "$1") + "\n";
+  for (auto& line : split(body, '\n')) {
+    auto quotes = line.find_first_not_of('>');
+    const bool escaped = quotes != std::string::npos && quotes > 0 && line.compare(quotes, 5, "From ") == 0;
+    out += (escaped ? line.substr(1) : line) + "\n";
+  }
   if (!body.empty() && body.back() != '\n' && !out.empty()) out.pop_back();
   return out;
 }
@@ -211,13 +232,31 @@ std::vector<std::vector<std::string>> split_mailbox(std::string_view text) {
   return messages;
 }
 
-// "[PATCH v2 3/7] btrfs: foo" -> {3, 7}; {0, 0} without numbering.
+// "[PATCH v2 3/7] btrfs: foo" -> {3, 7}; {0, 0} without numbering, or with numbers no
+// series has (they do not fit an int). A scan, not a regular expression: a subject is
+// mail text, and it may be a '[' and 200,000 characters.
 std::pair<int, int> series_position(const std::string& subject) {
-  static const std::regex numbered(R"(^\s*\[[^\]]*?\b(\d+)/(\d+)\s*\])");
-  std::smatch match;
-  if (std::regex_search(subject, match, numbered))
-    return {std::stoi(match[1].str()), std::stoi(match[2].str())};
-  return {0, 0};
+  std::string_view s = subject;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  auto close = s.find(']');
+  if (s.empty() || s.front() != '[' || close == std::string_view::npos) return {0, 0};
+  auto inner = s.substr(1, close - 1);
+  while (!inner.empty() && std::isspace(static_cast<unsigned char>(inner.back()))) inner.remove_suffix(1);
+  auto digits_before = [&](size_t end) {  // start of the run of digits ending at END
+    while (end > 0 && std::isdigit(static_cast<unsigned char>(inner[end - 1]))) --end;
+    return end;
+  };
+  size_t total_start = digits_before(inner.size());
+  if (total_start == inner.size() || total_start == 0 || inner[total_start - 1] != '/') return {0, 0};
+  size_t slash = total_start - 1, index_start = digits_before(slash);
+  if (index_start == slash) return {0, 0};
+  if (index_start > 0 && (std::isalnum(static_cast<unsigned char>(inner[index_start - 1])) || inner[index_start - 1] == '_'))
+    return {0, 0};  // "v2/3" is no position: the number must start a word
+  int index = 0, total = 0;
+  auto a = std::from_chars(inner.data() + index_start, inner.data() + slash, index);
+  auto b = std::from_chars(inner.data() + total_start, inner.data() + inner.size(), total);
+  if (a.ec != std::errc() || b.ec != std::errc()) return {0, 0};
+  return {index, total};
 }
 
 bool is_reply(const std::string& subject) { return starts_with(lower(trim(subject)), "re:"); }
@@ -239,20 +278,26 @@ std::string plain_subject(std::string_view text, const std::string& file) {
 }  // namespace
 
 std::string decode_header_words(std::string_view value) {
-  static const std::regex word(R"(=\?([^?]+)\?([bBqQ])\?([^?]*)\?=)");
+  // Encoded words =?charset?b|q?payload?= (RFC 2047), found by scanning: a header may be long.
   std::string in(value), out;
-  auto begin = std::sregex_iterator(in.begin(), in.end(), word);
-  size_t last = 0;
+  size_t last = 0, from = 0;
   bool previous_was_word = false;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    auto gap = in.substr(last, static_cast<size_t>(it->position()) - last);
+  while ((from = in.find("=?", from)) != std::string::npos) {
+    auto q1 = in.find('?', from + 2);
+    bool ok = q1 != std::string::npos && q1 > from + 2 && q1 + 2 < in.size() && in[q1 + 2] == '?' &&
+              std::string_view("bBqQ").find(in[q1 + 1]) != std::string_view::npos;
+    auto end = ok ? in.find("?=", q1 + 3) : std::string::npos;
+    if (end == std::string::npos) {
+      from += 2;
+      continue;
+    }
+    auto gap = in.substr(last, from - last);
     // Whitespace between two encoded words is dropped (RFC 2047 section 6.2).
     if (!(previous_was_word && trim(gap).empty())) out += gap;
-    auto encoding = (*it)[2].str();
-    auto payload = (*it)[3].str();
-    out += (encoding == "b" || encoding == "B") ? decode_base64(payload)
-                                                : decode_quoted_printable(payload, true);
-    last = static_cast<size_t>(it->position() + it->length());
+    const char encoding = in[q1 + 1];
+    const auto payload = in.substr(q1 + 3, end - q1 - 3);
+    out += (encoding == 'b' || encoding == 'B') ? decode_base64(payload) : decode_quoted_printable(payload, true);
+    last = from = end + 2;
     previous_was_word = true;
   }
   out += in.substr(last);
@@ -295,12 +340,13 @@ std::vector<std::string> touched_files(std::string_view diff) {
     if (slash != std::string::npos) path = path.substr(slash + 1);  // -p1
     if (seen.insert(path).second) out.push_back(path);
   };
-  static const std::regex git_header(R"(^diff --git (\S+) (\S+))");
   for (size_t i = 0; i < lines.size(); ++i) {
-    std::smatch m;
-    if (std::regex_search(lines[i], m, git_header)) {  // also renames without ---/+++
-      add(m[2].str());
-      add(m[1].str());
+    if (starts_with(lines[i], "diff --git ")) {  // also renames without ---/+++
+      auto words = split(lines[i].substr(11), ' ');
+      if (words.size() >= 2 && !words[0].empty() && !words[1].empty()) {
+        add(strip_cr(words[1]));
+        add(words[0]);
+      }
     } else if (starts_with(lines[i], "--- ") && i + 1 < lines.size() &&
                starts_with(lines[i + 1], "+++ ")) {
       add(path_of(lines[i + 1]));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,8 +62,13 @@ struct Pipe {
 };
 
 [[noreturn]] void exec_child(const Command& cmd, const std::filesystem::path& program, int out_fd,
-                             int err_fd) {
+                             int err_fd, pid_t parent) {
   setpgid(0, 0);  // own process group: a timeout kills the command and its children
+  // Dies with ksandwich, even by SIGKILL: no agent, fio or QEMU is left running on a mount
+  // that `cleanup` or `--resume` then cannot remove ("target is busy"). proc::run waits in
+  // the thread that forked, so that thread outlives the child.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(125);  // ksandwich died before the line above took effect
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   int devnull = open("/dev/null", O_RDONLY);
@@ -116,9 +122,11 @@ Result run(const Command& cmd) {
     log_fd = open(cmd.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) throw SystemError("open log " + cmd.log_file->string(), errno);
   }
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw SystemError("fork", errno);
-  if (pid == 0) exec_child(cmd, *program, log_fd >= 0 ? log_fd : out.fd[1], log_fd >= 0 ? log_fd : err.fd[1]);
+  if (pid == 0)
+    exec_child(cmd, *program, log_fd >= 0 ? log_fd : out.fd[1], log_fd >= 0 ? log_fd : err.fd[1], parent);
   setpgid(pid, pid);
   if (log_fd >= 0) close(log_fd);
   out.close_end(1);

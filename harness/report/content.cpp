@@ -12,6 +12,7 @@
 
 #include "report/builder.hpp"
 #include "report/format.hpp"
+#include "util/files.hpp"
 
 namespace ks::report::detail {
 
@@ -241,8 +242,38 @@ std::string Builder::ops_phrase() const {
   return join(parts, " / ");
 }
 
+namespace {
+
+// Text from a bundle reaches terminals and mails: no control character of it survives into
+// the document (ESC would move the cursor or forge a line, CR overwrite one). Newlines stay
+// where a block holds lines (preformatted, paragraphs the views wrap), nowhere else.
+void drop_control_characters(Document& doc) {
+  auto keep_lines = [](std::string& s) {
+    for (char& c : s)
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = ' ';
+  };
+  auto one = [](std::string& s) { s = one_line(s); };
+  one(doc.title);
+  one(doc.verdict);
+  for (auto& w : doc.workloads) {
+    for (auto* s : {&w.workload, &w.metric, &w.unit, &w.verdict, &w.line}) one(*s);
+  }
+  for (auto& block : doc.blocks) {
+    keep_lines(block.text);
+    for (auto* s : {&block.cls, &block.caption, &block.note}) one(*s);
+    for (auto& [key, value] : block.facts) one(key), one(value);
+    for (auto& column : block.table.columns) one(column.title);
+    for (auto& row : block.table.rows)
+      for (auto& cell : row) one(cell.text), one(cell.full);
+  }
+}
+
+}  // namespace
+
 Document build_document(const evidence::Bundle& bundle, const Options& options) {
-  return Builder(bundle, options).build();
+  auto doc = Builder(bundle, options).build();
+  drop_control_characters(doc);
+  return doc;
 }
 
 }  // namespace ks::report::detail

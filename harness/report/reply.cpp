@@ -10,6 +10,7 @@
 
 #include "report/builder.hpp"
 #include "report/format.hpp"
+#include "util/files.hpp"
 
 namespace ks::report::detail {
 
@@ -36,7 +37,10 @@ Trailers trailers_for(const std::string& verdict) {
 }
 
 // "<id@host>" or "id@host" -> "id@host".
+// A Message-ID without its angle brackets, on one line whatever the mail or the command line
+// held (a newline in it would start a header of its own in the reply).
 std::string bare_message_id(std::string id) {
+  id = one_line(id);
   while (!id.empty() && (id.front() == '<' || id.front() == ' ')) id.erase(id.begin());
   while (!id.empty() && (id.back() == '>' || id.back() == ' ')) id.pop_back();
   return id;
@@ -69,20 +73,20 @@ void Builder::reply() {
   // The block is a mail git send-email can send: headers, a blank line, the body.
   std::string subject;
   for (auto& p : patches(patched_))
-    if (subject.empty()) subject = first_of(p, {"subject"});
+    if (subject.empty()) subject = one_line(first_of(p, {"subject"}));
   std::string out = "--- reply (save from the next line on as reply.eml) ---\n";
   if (!subject.empty()) out += wrap("Re: " + subject, kTextWidth, "Subject: ", " ") + "\n";
   out += "In-Reply-To: <" + thread + ">\nReferences: <" + thread + ">\n\n";
   for (size_t i = 0; i < quoted.size(); ++i) {
     auto& p = quoted[i];
-    std::string date = first_of(p, {"date"});
-    std::string author = display_name(first_of(p, {"author"}));
+    std::string date = one_line(first_of(p, {"date"}));
+    std::string author = one_line(display_name(first_of(p, {"author"})));
     if (i > 0) out += "\n";
     if (!date.empty() && !author.empty())
       out += wrap("On " + date + ", " + author + " wrote:", kTextWidth) + "\n";
     else if (!author.empty())
       out += author + " wrote:\n";
-    std::string patch_subject = first_of(p, {"subject"});
+    std::string patch_subject = one_line(first_of(p, {"subject"}));
     if (!patch_subject.empty()) out += wrap(patch_subject, kTextWidth, "> Subject: ", ">   ") + "\n";
     out += "> Message-ID: <" + bare_message_id(first_of(p, {"message_id"})) + ">\n";
   }
@@ -97,18 +101,19 @@ void Builder::reply() {
   }
   auto allowed = trailers_for(b_.verdict);
   std::string tags;
-  if (!options_.tester.empty() && allowed.tested_by) tags += "Tested-by: " + options_.tester + "\n";
-  if (!options_.tester.empty() && allowed.reported_by) tags += "Reported-by: " + options_.tester + "\n";
+  const std::string tester = one_line(options_.tester);
+  if (!tester.empty() && allowed.tested_by) tags += "Tested-by: " + tester + "\n";
+  if (!tester.empty() && allowed.reported_by) tags += "Reported-by: " + tester + "\n";
   if (allowed.reported_by) tags += "Link: https://lore.kernel.org/r/" + thread + "\n";
   if (!tags.empty()) out += "\n" + tags;
   preformatted(out, "ks-reply");
 
-  // How to send it: not part of the mail.
+  // How to send it: not part of the mail. Pasted into a shell, so every value is quoted.
   std::string to;
   if (!quoted.empty())
-    if (auto address = address_of(first_of(quoted[0], {"author"})); !address.empty())
-      to = " --to='" + address + "'";
-  std::string send = "  git send-email \\\n    --in-reply-to='<" + thread + ">' \\\n";
+    if (auto address = one_line(address_of(first_of(quoted[0], {"author"}))); !address.empty())
+      to = " --to=" + shell_quote(address);
+  std::string send = "  git send-email \\\n    --in-reply-to=" + shell_quote("<" + thread + ">") + " \\\n";
   if (!to.empty()) send += "   " + to + " \\\n";
   paragraph("To send it in the thread, save the block above as reply.eml and run:", "ks-send");
   preformatted(send + "    reply.eml\n", "ks-send-command");

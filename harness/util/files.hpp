@@ -25,6 +25,13 @@ std::string trim(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);
+// WORD as one POSIX shell word, in single quotes: safe to paste, whatever it holds. The one
+// quoting function for every command line ksandwich writes or prints.
+std::string shell_quote(std::string_view word);
+// S fit for one mail header line or one terminal line: every control character (CR, LF, ESC,
+// ...) becomes a space, so text from a bundle or a mail can neither start a header nor move
+// the cursor.
+std::string one_line(std::string_view s);
 
 std::string now_utc_iso8601();
 

@@ -52,6 +52,14 @@ expect_error "no fio installed" "fio is not installed" -- env PATH=/nonexistent 
 expect_error "unknown subcommand" "" -- "$ks" frobnicate
 expect_error "report of a missing bundle" "does not exist" -- "$ks" report "$tmp/none.json"
 expect_error "validate of a non-bundle" "is not valid JSON" -- "$ks" validate "$tmp/malformed.json"
+bundle="$KS_SOURCE_DIR/tests/data/bundles/host-confirm.json"
+for cmd in "run $tmp/zero-ops.json" "junit $bundle" "bisect $tmp/zero-ops.json --good a --bad b"; do
+  # shellcheck disable=SC2086
+  expect_error "${cmd%% *} --out ''" "--out: is empty" -- "$ks" $cmd --out ""
+done
+for pct in -5 0 nan inf 100; do
+  expect_error "compare --material-pct $pct" "--material-pct" -- "$ks" compare "$bundle" "$bundle" --material-pct "$pct"
+done
 if [ "$(id -u)" -eq 0 ]; then
   root_dev=$(findmnt -n -o SOURCE /)
   sed "s#/dev/vda#$root_dev#" "$tmp/root-device.json" >"$tmp/root-device2.json"

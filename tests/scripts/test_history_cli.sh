@@ -45,10 +45,17 @@ expect 0 "history list" "INCONCLUSIVE" -- "$ks" history list --history "$db"
 expect 0 "history show" "clone" -- "$ks" history show --history "$db" 1
 expect 2 "history show, no such run" "the history has no run 7" -- "$ks" history show --history "$db" 7
 [ "$("$ks" history list --history "$db" --json | jq length)" = 1 ] || fail "history list --json: not one run"
-[ "$(sqlite3 "$db" 'PRAGMA user_version; PRAGMA integrity_check;' | tr '\n' ' ')" = "1 ok " ] ||
+[ "$(sqlite3 "$db" 'PRAGMA user_version; PRAGMA integrity_check;' | tr '\n' ' ')" = "2 ok " ] ||
   fail "schema version or integrity"
 echo "not sqlite" >"$tmp/text.sqlite"
 expect 2 "history refuses a file that is not a history" "is not a ksandwich history" -- "$ks" history list --history "$tmp/text.sqlite"
+: >"$tmp/empty.sqlite"
+for read in "history list" "trend"; do
+  # shellcheck disable=SC2086
+  expect 2 "$read refuses an empty file and writes nothing into it" "is not a ksandwich history" -- \
+    "$ks" $read --history "$tmp/empty.sqlite"
+  [ ! -s "$tmp/empty.sqlite" ] || fail "$read wrote into the empty file it was given"
+done
 
 for format in text markdown html json; do
   expect 0 "trend --format $format" "clone" -- "$ks" trend --history "$db" --format "$format"

@@ -171,3 +171,44 @@ TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "
   }
   CHECK_THROWS_AS(history::Store(dir.path / "newer.sqlite"), UserError);
 }
+
+TEST_CASE("history: one experiment, one clock, and a history from before clocks reads as wall time", "[history]") {
+  test::TempDir dir("ks-history");
+  auto db = dir.path / "history.sqlite";
+  auto wall = pipeline::load_bundle(kBundle);  // written before clocks were recorded: wall time
+  auto icount = wall;
+  icount.machine["clock"] = {{"name", "icount"}};
+  {
+    history::Store store(db);
+    store.add(wall, kBundle, "night-1");
+    try {
+      store.add(icount, kBundle, "night-2");
+      FAIL("a night on another clock was added");
+    } catch (const UserError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("measured with the wall clock") && Catch::Contains("this bundle with icount"));
+      CHECK_THAT(e.hint(), Catch::Contains("another --history"));
+    }
+    REQUIRE(store.runs().size() == 1);
+    CHECK(store.runs()[0].clock == "wall");
+    icount.experiment_name = "default-icount";  // another experiment keeps its own series
+    store.add(icount, kBundle, "night-3");
+    REQUIRE(store.runs("default-icount").size() == 1);
+    CHECK(store.runs("default-icount")[0].clock == "icount");
+  }
+  {
+    // Version 1 of the schema: the same tables without runs.clock (what it held is lost, so
+    // both runs read as the wall time every version-1 run was measured in).
+    history::Database raw(db);
+    raw.exec("ALTER TABLE runs DROP COLUMN clock");
+    raw.exec("PRAGMA user_version = 1");
+  }
+  history::Store store(db);  // migrated on open
+  auto runs = store.runs();
+  REQUIRE(runs.size() == 2);
+  for (auto& r : runs) CHECK(r.clock == "wall");
+  CHECK(store.integrity_check() == "ok");
+  history::Database raw(db);
+  auto version = raw.prepare("PRAGMA user_version");
+  version.step();
+  CHECK(version.integer(0) == history::kSchemaVersion);
+}

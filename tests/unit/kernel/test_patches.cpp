@@ -181,3 +181,47 @@ TEST_CASE("describe_patch_failure names the file and the hunk", "[build][patches
         "no diff found in it");
   CHECK(describe_patch_failure("") == "patch failed without saying why");
 }
+
+TEST_CASE("subject numbering that no series has is no position, and a huge bracket is no crash",
+          "[build][patches]") {
+  // Subjects in mailbox order; the patches' subjects in the order they apply.
+  auto order = [](std::vector<std::string> subjects) {
+    std::string mbox;
+    for (size_t i = 0; i < subjects.size(); ++i)
+      mbox += message(subjects[i], "<" + std::to_string(i) + "@x>", std::string("x\n---\n") + kDiff);
+    std::vector<std::string> out;
+    for (auto& p : parse_patch_file(mbox, "series.mbox").patches) out.push_back(p.subject.substr(0, 20));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(order({"[PATCH v3 2/2 ] b", "[PATCH v3 1/2 ] a"}) == V{"[PATCH v3 1/2 ] a", "[PATCH v3 2/2 ] b"});
+  // A number that fits no int, or one that does not start a word, is no position: mailbox order.
+  CHECK(order({"[PATCH 99999999999999999999/2] b", "[PATCH 1/2] a"}) ==
+        V{std::string("[PATCH 99999999999999999999/2] b").substr(0, 20), "[PATCH 1/2] a"});
+  CHECK(order({"[PATCHv2/2] b", "[PATCH 1/2] a"}) == V{"[PATCHv2/2] b", "[PATCH 1/2] a"});
+  const std::string open_bracket = "[" + std::string(200000, 'x');
+  CHECK(order({open_bracket + " 2/2] b", "[PATCH 1/2] a"}) == V{"[PATCH 1/2] a", open_bracket.substr(0, 20)});
+  CHECK(order({open_bracket, "[PATCH 1/2] a"}).size() == 2);
+}
+
+TEST_CASE("hostile mail: huge quote runs, diff headers, encoded words and boundaries parse without a crash",
+          "[build][patches]") {
+  const std::string big(200000, 'a');
+  // 40,000 '>' before "From ": one level unescaped, the rest kept.
+  auto quoted = parse_patch_file(message("[PATCH] a", "<q@x>", std::string(40000, '>') + "From x\n---\n" + kDiff),
+                                 "quotes.mbox");
+  CHECK(contains(quoted.patches.at(0).text, std::string(39999, '>') + "From x\n"));
+  CHECK(!contains(quoted.patches.at(0).text, std::string(40000, '>')));
+  // A 200,000-character path in a diff --git line is a (long) path, not a crash.
+  auto files = touched_files("diff --git a/" + big + " b/" + big + "\n");
+  CHECK(files == std::vector<std::string>{big});
+  // An encoded word with a 200,000-byte payload, and one that never closes.
+  CHECK(decode_header_words("=?utf-8?q?" + big + "?=") == big);
+  CHECK(decode_header_words("=?utf-8?q?" + big) == "=?utf-8?q?" + big);
+  // A multipart mail whose boundary is 200,000 characters.
+  std::string mime = message("[PATCH] m", "<m@x>",
+                             "--" + big + "\nContent-Type: text/plain\n\nBody.\n---\n" + kDiff + "--" + big + "--\n",
+                             "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" + big + "\"\n");
+  auto set = parse_patch_file(mime, "mime.mbox");
+  CHECK(contains(set.patches.at(0).text, "Body."));
+}

@@ -101,3 +101,25 @@ TEST_CASE("reply: every line of the reply fits in 80 columns") {
     CHECK(line.size() <= 80);
   }
 }
+
+TEST_CASE("reply: a hostile patch's author, Message-ID and subject neither run when pasted nor add a header") {
+  auto b = with_verdict("REGRESSION");
+  auto& patch = b.builds["patched"]["patches"][0];
+  patch["author"] = "Mallory <a'$(touch /tmp/pwned)'@x>";
+  patch["message_id"] = "<evil@x>\nBcc: everyone@example.org";
+  patch["subject"] = "[PATCH] btrfs: x\r\nBcc: more@example.org";
+  ks::report::Options options;
+  options.tester = "Jane <jane@example.org>\nCc: spy@example.org";
+  auto reply = reply_of(b, options);
+  REQUIRE_FALSE(reply.empty());
+  for (auto& line : lines_of(reply)) {
+    INFO(line);
+    CHECK(line.rfind("Bcc:", 0) != 0);
+    CHECK(line.rfind("Cc:", 0) != 0);
+    CHECK(line.find('\r') == std::string::npos);
+  }
+  // Each value is one single-quoted shell word: the quote inside is closed, escaped, reopened.
+  CHECK_THAT(reply, Contains("--to='a'\\''$(touch /tmp/pwned)'\\''@x'"));
+  CHECK_THAT(reply, Contains("--in-reply-to='<evil@x> Bcc: everyone@example.org>'"));
+  CHECK_THAT(reply, Contains("Reported-by: Jane <jane@example.org> Cc: spy@example.org\n"));
+}

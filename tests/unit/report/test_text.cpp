@@ -397,3 +397,17 @@ TEST_CASE("text: the clock is said in the header, its unit in the tables, and co
   CHECK_THAT(icount, Contains("Clock: guest instructions") && Contains("deterministic, not wall time"));
   CHECK_THAT(icount, Contains("instr/op") && Contains("do not see cache misses"));
 }
+
+TEST_CASE("text: control characters from the bundle never reach the terminal") {
+  auto b = ks::test::make_sample_bundle();
+  b.experiment_name = "exp\x1b[2J\rVERDICT: NO_CHANGE";
+  b.machine["cpu_model"] = "cpu\x1b]0;title\x07";
+  for (const auto& format : {"text", "markdown"}) {
+    auto out = ks::report::render(b, format, {});
+    INFO(format);
+    CHECK(out.find('\x1b') == std::string::npos);
+    CHECK(out.find('\r') == std::string::npos);
+    CHECK(out.find('\x07') == std::string::npos);
+    CHECK_THAT(out, Contains(std::string(format) == "text" ? "exp [2J VERDICT: NO_CHANGE" : "exp \\[2J VERDICT: NO\\_CHANGE"));
+  }
+}

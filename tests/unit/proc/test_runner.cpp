@@ -1,0 +1,49 @@
+// The one process runner: what it starts does not outlive ksandwich.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "proc/runner.hpp"
+#include "support/temp_dir.hpp"
+#include "util/files.hpp"
+
+TEST_CASE("a command's process dies with the ksandwich that started it, even by SIGKILL") {
+  ks::test::TempDir dir("ks-runner");
+  auto pid_file = dir.path / "child.pid";
+  pid_t runner = fork();
+  REQUIRE(runner >= 0);
+  if (runner == 0) {  // plays ksandwich: runs a long command and waits for it
+    ks::proc::run(ks::proc::command({"sh", "-c", "echo $$ > " + pid_file.string() + "; exec sleep 60"},
+                                    std::chrono::seconds(120)));
+    _exit(0);
+  }
+  pid_t child = 0;
+  for (int i = 0; i < 100 && child == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto text = ks::try_read_file(pid_file);
+    if (text && !ks::trim(*text).empty()) child = std::stoi(ks::trim(*text));
+  }
+  REQUIRE(child > 0);
+  REQUIRE(kill(child, 0) == 0);  // the command runs
+  kill(runner, SIGKILL);
+  int status = 0;
+  REQUIRE(waitpid(runner, &status, 0) == runner);
+  // Dead: no such process, or a zombie nobody has reaped yet (state Z in /proc/PID/stat).
+  auto dead = [&] {
+    auto stat = ks::try_read_file("/proc/" + std::to_string(child) + "/stat");
+    if (!stat) return true;
+    auto close = stat->rfind(')');
+    return close != std::string::npos && stat->compare(close, 4, ") Z ") == 0;
+  };
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = dead();
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!gone) kill(child, SIGKILL);
+  CHECK(gone);
+}

@@ -1,0 +1,17 @@
+// The string helpers every printed command and header line goes through.
+#include <catch2/catch.hpp>
+
+#include "util/files.hpp"
+
+TEST_CASE("shell quoting survives single quotes") {
+  CHECK(ks::shell_quote("plain") == "'plain'");
+  CHECK(ks::shell_quote("it's") == "'it'\\''s'");
+  CHECK(ks::shell_quote("") == "''");
+  CHECK(ks::shell_quote("$(rm -rf /)`x`\n") == "'$(rm -rf /)`x`\n'");
+}
+
+TEST_CASE("one_line turns every control character into a space and keeps the rest") {
+  CHECK(ks::one_line("a\r\nBcc: x") == "a  Bcc: x");
+  CHECK(ks::one_line("\x1b[2Jverdict\x7f") == " [2Jverdict ");
+  CHECK(ks::one_line("Grüße <a@b>") == "Grüße <a@b>");  // UTF-8 bytes are not control characters
+}
