@@ -26,7 +26,7 @@ packages=(
   # run workloads and make filesystems
   btrfs-progs fio util-linux e2fsprogs kmod
   # build kernels (linux-source-6.1 is the embedded default source)
-  linux-source-6.1 bc bison flex libelf-dev cpio xz-utils ccache rsync patch
+  linux-source-6.1 bc bison flex libelf-dev cpio xz-utils lz4 ccache rsync patch
   # boot them
   qemu-system-x86 busybox-static
   # check bundles against their schema (validate, report)

@@ -27,7 +27,7 @@ experiment::Experiment direct_hit_pass(experiment::Experiment e) {
 
 std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
                                     const experiment::Experiment& e, const std::string& dir,
-                                    const std::string& fio_jobs_dir) {
+                                    const std::string& fio_jobs_dir, bool canary) {
   if (!experiment::is_plain_name(w.id()))
     throw UserError("workload label \"" + w.id() + "\" is not a plain name",
                     "use 1 to 64 of A-Z a-z 0-9 . _ - (not \".\" or \"..\")");
@@ -70,6 +70,7 @@ std::vector<std::string> agent_argv(const std::string& agent, const experiment::
     add("--size-mib", w.size_mib);
     add("--block-kib", w.block_kib);
   }
+  if (!canary) argv.push_back("--no-canary");
   return argv;
 }
 

@@ -83,9 +83,10 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
 
 // The agent's argv for one workload: the same for the host and inside a guest. Pure.
+// CANARY false: no CPU canary around the rounds (a deterministic clock needs none).
 std::vector<std::string> agent_argv(const std::string& agent, const experiment::Workload& w,
                                     const experiment::Experiment& e, const std::string& dir,
-                                    const std::string& fio_jobs_dir);
+                                    const std::string& fio_jobs_dir, bool canary = true);
 
 // The functions the experiment asks to count on ARM's kernel.
 std::vector<trace::Target> direct_hit_targets(const experiment::Experiment& e, const std::string& arm);

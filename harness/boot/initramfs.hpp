@@ -34,9 +34,9 @@ struct Initramfs {
   std::vector<std::string> files;  // every path in the archive, sorted
 };
 
-// Assembles SPEC in a staging directory next to OUT, packs it with `cpio -H newc | gzip`
-// and removes the staging directory. Deterministic: the same inputs give the same bytes
-// (sorted entries, owner 0:0, mtimes 0, gzip without name and time). Throws UserError
+// Assembles SPEC in a staging directory next to OUT, packs it with `cpio -H newc` (not
+// compressed) and removes the staging directory. Deterministic: the same inputs give the
+// same bytes (sorted entries, owner 0:0, mtimes 0). Throws UserError
 // when an input is missing, SystemError when a command fails.
 Initramfs build_initramfs(const InitramfsSpec& spec, const fs::path& out);
 

@@ -81,7 +81,7 @@ fs::path nvme_image_path(const PointContext& ctx) {
 }
 
 fs::path initramfs_path(const fs::path& bundle_dir, const std::string& plan) {
-  return bundle_dir / "initramfs" / ("initramfs-" + sha256_hex(plan).substr(0, 12) + ".cpio.gz");
+  return bundle_dir / "initramfs" / ("initramfs-" + sha256_hex(plan).substr(0, 12) + ".cpio");
 }
 
 std::string qemu_version() {
@@ -182,7 +182,7 @@ QemuSpec QemuBackend::spec_for(const PointContext& ctx, const fs::path& initrd,
 }
 
 std::string QemuBackend::describe_point(const PointContext& ctx) const {
-  auto plan = guest_plan(ctx.experiment, ctx.arm);
+  auto plan = guest_plan(ctx.experiment, ctx.arm, clock());
   std::optional<fs::path> nvme;
   if (guest_storage(ctx.experiment.storage).kind == "nvme") nvme = nvme_image_path(ctx);
   auto spec = spec_for(ctx, initramfs_path(ctx.bundle_dir, plan), nvme);
@@ -233,7 +233,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   check_guest_fits(e);
   const bool kvm = accel(ctx.kernel_image).accel == "kvm";
 
-  auto plan = guest_plan(e, ctx.arm);
+  auto plan = guest_plan(e, ctx.arm, clock());
   const Initramfs& initramfs = initramfs_for(ctx, plan);
   fs::create_directories(ctx.point_dir);
   auto qemu_log = ctx.point_dir / "qemu.log";

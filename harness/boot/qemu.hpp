@@ -69,16 +69,15 @@ std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm
 // /ksandwich/plan.sh: the device, mkfs and mount options, one agent argv per workload
 // built by agent_argv with paths inside the guest, and the direct-hit pass: the functions
 // to count on this arm and the short workloads to count them over. Every word single-quoted.
-// AGENT_CPU: the CPU the agent pins itself to there; unset, guest_cpu(E) (a bare-metal test
-// kernel runs on the machine's own CPUs: E's cpu itself).
-std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm,
+// CLOCK: what the rounds are timed with; a deterministic one runs the agent without its CPU
+// canary. AGENT_CPU: the CPU the agent pins itself to there; unset, guest_cpu(E) (a
+// bare-metal test kernel runs on the machine's own CPUs: E's cpu itself).
+std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm, const evidence::Clock& clock,
                        std::optional<int> agent_cpu = std::nullopt);
 
 // The CPU the agent pins itself to inside the guest: the last vCPU when the experiment
 // pins (the experiment's CPU is a host CPU: it pins the QEMU process), else -1.
 int guest_cpu(const experiment::Experiment& e);
-
-std::string shell_quote(std::string_view word);
 
 // guest/init.sh, embedded at build time.
 const std::string& guest_init_script();

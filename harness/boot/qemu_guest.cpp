@@ -143,16 +143,8 @@ int guest_cpu(const experiment::Experiment& e) {
   return e.cpu >= 0 ? static_cast<int>(e.qemu.vcpus) - 1 : -1;
 }
 
-std::string shell_quote(std::string_view word) {
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
-std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm, std::optional<int> agent_cpu) {
+std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm, const evidence::Clock& clock,
+                       std::optional<int> agent_cpu) {
   auto storage = guest_storage(e.storage);
   auto mkfs_options = e.storage.mkfs_options;
   append(mkfs_options, arm.extra_mkfs_options);
@@ -170,7 +162,7 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
   for (auto& option : mkfs_options) plan += " " + shell_quote(option);
   plan += " \"$KS_DEVICE\"\n}\n\nks_workloads() {\n";
   for (auto& w : e.workloads) {
-    auto argv = agent_argv(kGuestAgent, w, in_guest, kGuestMount + "/" + w.id(), kGuestFioJobs);
+    auto argv = agent_argv(kGuestAgent, w, in_guest, kGuestMount + "/" + w.id(), kGuestFioJobs, !clock.deterministic);
     plan += "  run_workload " + shell_quote(w.id()) + " " + shell_line(argv) + "\n";
   }
   plan += "}\n\n";
@@ -182,7 +174,7 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
   auto pass = direct_hit_pass(in_guest);
   for (auto& w : pass.workloads) {
     auto id = w.id() + "-direct-hit";
-    auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + id, kGuestFioJobs);
+    auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + id, kGuestFioJobs, !clock.deterministic);
     plan += "  run_pass " + shell_quote(id) + " " + shell_line(argv) + "\n";
   }
   return plan + "}\n";

@@ -34,18 +34,16 @@ using nlohmann::json;
 
 namespace {
 
+// $KSANDWICH_TEST_BZIMAGE, else the newest kernel in the integration tests' cache (the
+// kernel-building tests run before these and leave theirs).
 std::optional<fs::path> find_bzimage() {
   if (const char* env = std::getenv("KSANDWICH_TEST_BZIMAGE"); env && *env) return fs::path(env);
   std::optional<fs::path> newest;
   std::error_code ec;
-  if (!fs::is_directory("/var/cache/ksandwich", ec)) return std::nullopt;
-  for (auto it = fs::recursive_directory_iterator("/var/cache/ksandwich",
-                                                  fs::directory_options::skip_permission_denied, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->path().filename() == "bzImage" && it->is_regular_file(ec) &&
-        (!newest || fs::last_write_time(it->path()) > fs::last_write_time(*newest)))
-      newest = it->path();
+  for (auto& entry : fs::directory_iterator(ks::test::integration_cache() / "build", ec)) {
+    auto bzimage = entry.path() / "bzImage";
+    if (fs::is_regular_file(bzimage, ec) && (!newest || fs::last_write_time(bzimage) > fs::last_write_time(*newest)))
+      newest = bzimage;
   }
   return newest;
 }

@@ -74,10 +74,10 @@ int run(const Options& o) {
       return false;
     }
     RoundResult r;
-    auto canary_before = time_canary();
+    auto canary_before = o.canary ? time_canary() : 0;
     try {
       r = workload->run_round();
-      r.canary_ns = std::max(canary_before, time_canary());
+      if (o.canary) r.canary_ns = std::max(canary_before, time_canary());
     } catch (const Unsupported& e) {
       r.error = e.what();
       r.fatal = true;

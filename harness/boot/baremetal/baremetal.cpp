@@ -259,7 +259,7 @@ json BaremetalBackend::machine() {
 
 const Initramfs& BaremetalBackend::initramfs_for(const PointContext& ctx, const std::string& plan) {
   if (auto it = initramfs_by_plan_.find(plan); it != initramfs_by_plan_.end()) return it->second;
-  auto out = ctx.bundle_dir / "initramfs" / ("baremetal-" + sha256_hex(plan).substr(0, 12) + ".cpio.gz");
+  auto out = ctx.bundle_dir / "initramfs" / ("baremetal-" + sha256_hex(plan).substr(0, 12) + ".cpio");
   if (fs::exists(out)) {  // built before the switch; the resumed run reuses it
     Initramfs found{out, sha256_file(out), fs::file_size(out), {}};
     return initramfs_by_plan_.emplace(plan, std::move(found)).first->second;

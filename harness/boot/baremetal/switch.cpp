@@ -137,7 +137,7 @@ std::string test_cmdline(const experiment::Experiment& e, const experiment::Arm&
 
 std::string test_plan(const experiment::Experiment& e, const experiment::Arm& arm, const std::string& return_by,
                       const std::string& lab_cmdline, const std::string& device_identity) {
-  return guest_plan(e, arm, e.cpu) +
+  return guest_plan(e, arm, evidence::clock_named("wall"), e.cpu) +
          "\n# Bare metal: results to the slot on the results device, then back to the lab kernel.\n"
          "KS_RESULTS=slot\n"
          "KS_RETURN=" + shell_quote(return_by) + "\n"

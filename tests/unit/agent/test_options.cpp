@@ -34,6 +34,7 @@ TEST_CASE("clone with only --dir gets the documented defaults", "[agent][options
   CHECK(o.out.empty());
   CHECK(o.ops == 10000);
   CHECK(o.range_bytes == 4096);
+  CHECK(o.canary);
 }
 
 TEST_CASE("every option of the contract is read", "[agent][options]") {
@@ -47,6 +48,7 @@ TEST_CASE("every option of the contract is read", "[agent][options]") {
   CHECK(r.options.out == "o.jsonl");
   CHECK(r.options.ops == 500);
   CHECK(r.options.range_bytes == 8192);
+  CHECK(parse({"clone", "--dir", "d", "--no-canary"}).options.canary == false);
 
   r = parse({"dio-randwrite", "--dir", "d", "--iodepth", "8", "--jobs", "4", "--file-size-mib", "32",
              "--runtime-s", "0.5"});

@@ -15,7 +15,7 @@ QemuSpec spec() {
   s.vcpus = 1;
   s.memory_mib = 2048;
   s.kernel = "/cache/bzImage";
-  s.initrd = "/out/initramfs/initramfs-abc.cpio.gz";
+  s.initrd = "/out/initramfs/initramfs-abc.cpio";
   s.cmdline = "console=ttyS0 panic=-1 preempt=none";
   s.console_log = "/out/points/00-control/console.log";
   s.results = "/out/points/00-control/results.jsonl";
@@ -51,7 +51,7 @@ TEST_CASE("qemu argv under TCG: software CPU on q35 with no defaults plus the re
   CHECK(after(argv, "-smp") == "1");
   CHECK(after(argv, "-m") == "2048");
   CHECK(after(argv, "-kernel") == "/cache/bzImage");
-  CHECK(after(argv, "-initrd") == "/out/initramfs/initramfs-abc.cpio.gz");
+  CHECK(after(argv, "-initrd") == "/out/initramfs/initramfs-abc.cpio");
   CHECK(after(argv, "-append") == "console=ttyS0 panic=-1 preempt=none");
   CHECK(after(argv, "-serial") == "file:/out/points/00-control/console.log");
   CHECK(has(argv, "-no-reboot"));
@@ -119,7 +119,7 @@ TEST_CASE("guest plan: quoted words with the arm's options and the agent pinned 
   auto e = experiment(R"({"kind": "brd", "size_mib": 256, "mkfs_options": ["-O", "no-holes"],
                           "mount_options": ["noatime"]})", 1);
   e.arms.at("patched").extra_mount_options = {"commit=5"};
-  auto plan = guest_plan(e, e.arms.at("patched"));
+  auto plan = guest_plan(e, e.arms.at("patched"), ks::evidence::clock_named("wall"));
   CHECK(plan.find("KS_DEVICE='/dev/ram0'\n") != std::string::npos);
   CHECK(plan.find("KS_MOUNT_OPTIONS='noatime,commit=5'\n") != std::string::npos);
   CHECK(plan.find("mkfs.btrfs -f '-O' 'no-holes' \"$KS_DEVICE\"") != std::string::npos);
@@ -130,28 +130,26 @@ TEST_CASE("guest plan: quoted words with the arm's options and the agent pinned 
   CHECK(guest_cpu(e) == 1);
   e.cpu = -1;
   CHECK(guest_cpu(e) == -1);
+  // The CPU canary times host disturbance; the instruction clock has none to see.
+  CHECK(plan.find("--no-canary") == std::string::npos);
+  auto icount = guest_plan(e, e.arms.at("patched"), ks::evidence::clock_named("icount"));
+  CHECK(icount.find("'--ops' '500' '--range-bytes' '4096' '--no-canary'") != std::string::npos);
 }
 
 TEST_CASE("guest plan: the arm's direct-hit functions and a short pass of the same workloads") {
   auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
   e.direct_hits = {{"btrfs_remap_file_range", true, {}}, {"__vfs_getxattr", false, {"patched"}}};
   e.workloads[0].ops = 5000;
-  auto control = guest_plan(e, e.arms.at("control"));
+  auto control = guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall"));
   CHECK(control.find("KS_TRACE_FUNCTIONS='btrfs_remap_file_range'\n") != std::string::npos);
-  auto patched = guest_plan(e, e.arms.at("patched"));
+  auto patched = guest_plan(e, e.arms.at("patched"), ks::evidence::clock_named("wall"));
   CHECK(patched.find("KS_TRACE_FUNCTIONS='btrfs_remap_file_range __vfs_getxattr'\n") != std::string::npos);
   // One round of at most 1,000 operations, in its own directory.
   CHECK(patched.find("run_pass 'clone-direct-hit' '/usr/bin/ksandwich-agent' 'clone' '--dir' "
                      "'/mnt/clone-direct-hit' '--rounds' '1' '--warmup' '0'") != std::string::npos);
   CHECK(patched.find("'--ops' '1000'") != std::string::npos);
   e.direct_hits.clear();
-  CHECK(guest_plan(e, e.arms.at("control")).find("KS_TRACE_FUNCTIONS=''\n") != std::string::npos);
-}
-
-TEST_CASE("shell quoting survives single quotes") {
-  CHECK(shell_quote("plain") == "'plain'");
-  CHECK(shell_quote("it's") == "'it'\\''s'");
-  CHECK(shell_quote("") == "''");
+  CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("KS_TRACE_FUNCTIONS=''\n") != std::string::npos);
 }
 
 TEST_CASE("the embedded guest init reads the plan and ends with reboot -f") {
