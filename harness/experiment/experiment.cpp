@@ -191,12 +191,19 @@ void check_mkfs_options(Reader& r, const std::string& key, const std::vector<std
       r.fail(key, "\"" + o + "\" is not allowed",
              "the harness labels the filesystems it makes, copies nothing into them and needs mkfs.btrfs "
              "to make one (no help or version)");
-    auto value = o.find('=') != std::string::npos ? o.substr(o.find('=') + 1)
+    // A feature list (after -O, -O<list>, --features=<list> or as the next word) naming
+    // list-all makes mkfs.btrfs print the features and exit without a filesystem.
+    const bool short_listing = (starts_with(o, "-O") || starts_with(o, "-R")) && o.size() > 2;
+    auto value = short_listing                       ? o.substr(2)
+                 : o.find('=') != std::string::npos ? o.substr(o.find('=') + 1)
                  : listing.count(o) && i + 1 < options.size() ? options[i + 1]
                                                                : "";
-    if (listing.count(name) && (value == "list-all" || value == "list"))
-      r.fail(key, "\"" + o + " " + value + "\" lists the features and makes no filesystem",
-             "name the features to turn on, e.g. [\"-O\", \"no-holes\"]");
+    if (listing.count(name) || short_listing)
+      for (auto& feature : split(value, ','))
+        if (feature == "list-all" || feature == "list")
+          r.fail(key, "the feature list \"" + value + "\" holds " + feature +
+                          ": mkfs.btrfs would list the features and make no filesystem",
+                 "name the features to turn on, e.g. [\"-O\", \"no-holes\"]");
     if (!starts_with(o, "-") || o == "-" || o == "--")
       r.fail(key, "\"" + o + "\" is not an option: mkfs.btrfs would take it as another device to format",
              "give only options and their values, e.g. [\"-n\", \"16384\", \"-O\", \"no-holes\"]");

@@ -87,7 +87,15 @@ std::optional<double> Statement::real(int column) const {
   return sqlite3_column_double(stmt_, column);
 }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& db) : db_(db) {
+  try {
+    db_.exec("BEGIN IMMEDIATE");
+  } catch (const SystemError& e) {
+    if (std::string_view(e.what()).find("locked") == std::string_view::npos) throw;
+    throw UserError(std::string("the history is locked by another writer (") + e.what() + ")",
+                    "wait for the `history add` or `nightly` writing it to finish, then run this again");
+  }
+}
 
 Transaction::~Transaction() {
   if (!open_) return;

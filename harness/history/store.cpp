@@ -125,10 +125,27 @@ Store::Store(const fs::path& path, Open open) : db_(path) {
     db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
     t.commit();
   } else if (version == 1) {
-    // Version 1 had no clock: every run in it was measured in wall time.
+    // Version 1 had no clock column. Each run's clock comes from its bundle where that is
+    // still a readable file (instruction-clock bundles are older than version 2); where it
+    // is not, the clock is unknown ('') and never compared.
     Transaction t(db_);
-    db_.exec("ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT 'wall'");
-    db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+    auto again = db_.prepare("PRAGMA user_version");  // another process may have migrated it meanwhile
+    if (again.step() && again.integer(0) == 1) {
+      db_.exec("ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT ''");
+      std::vector<std::pair<int64_t, std::string>> bundles;
+      for (auto s = db_.prepare("SELECT id, bundle_path FROM runs"); s.step();) bundles.emplace_back(s.integer(0), s.text(1));
+      for (auto& [id, bundle_path] : bundles) {
+        std::error_code ec;
+        if (!fs::is_regular_file(bundle_path, ec) || fs::file_size(bundle_path, ec) > (256u << 20)) continue;
+        try {
+          auto set = db_.prepare("UPDATE runs SET clock = ?1 WHERE id = ?2");
+          set.bind(1, evidence::bundle_clock(pipeline::load_bundle(bundle_path)).name).bind(2, id);
+          set.run();
+        } catch (const std::exception&) {  // not a bundle any more: the clock stays unknown
+        }
+      }
+      db_.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+    }
     t.commit();
   }
 }
@@ -142,7 +159,7 @@ Store::Added Store::add(const evidence::Bundle& b, const fs::path& path, const s
   // One experiment, one clock: a night measured in instructions beside one in wall time would
   // make a change point of the clock, not of the kernel.
   const auto& clock = evidence::bundle_clock(b);
-  auto other = db_.prepare("SELECT clock FROM runs WHERE experiment = ?1 AND clock != ?2 LIMIT 1");
+  auto other = db_.prepare("SELECT clock FROM runs WHERE experiment = ?1 AND clock != ?2 AND clock != '' LIMIT 1");
   other.bind(1, b.experiment_name).bind(2, clock.name);
   if (other.step())
     throw UserError(fmt::format("this history's runs of {} were measured with the {} clock ({}), this bundle with {} "

@@ -32,7 +32,7 @@ struct RunRecord {
   std::string verdict;
   std::string bundle_path;     // absolute, as added
   std::string bundle_sha256;
-  std::string clock;           // machine.clock.name: wall | icount (evidence/clock.hpp)
+  std::string clock;           // machine.clock.name: wall | icount (evidence/clock.hpp); '' unknown
 };
 
 struct WorkloadRecord {

@@ -217,7 +217,7 @@ std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::str
     }
   }
   out += format == "html" ? std::string("<p>") + kMethod + "</p>\n</body></html>\n" : std::string(kMethod) + "\n";
-  return out;
+  return printable_lines(out);  // names and commits come from bundles: nothing that moves a terminal's cursor
 }
 
 }  // namespace ks::history

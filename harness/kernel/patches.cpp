@@ -287,6 +287,7 @@ std::string decode_header_words(std::string_view value) {
     bool ok = q1 != std::string::npos && q1 > from + 2 && q1 + 2 < in.size() && in[q1 + 2] == '?' &&
               std::string_view("bBqQ").find(in[q1 + 1]) != std::string_view::npos;
     auto end = ok ? in.find("?=", q1 + 3) : std::string::npos;
+    if (ok && end == std::string::npos) break;  // no later word can end either: linear, not quadratic
     if (end == std::string::npos) {
       from += 2;
       continue;

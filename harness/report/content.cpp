@@ -248,10 +248,6 @@ namespace {
 // the document (ESC would move the cursor or forge a line, CR overwrite one). Newlines stay
 // where a block holds lines (preformatted, paragraphs the views wrap), nowhere else.
 void drop_control_characters(Document& doc) {
-  auto keep_lines = [](std::string& s) {
-    for (char& c : s)
-      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = ' ';
-  };
   auto one = [](std::string& s) { s = one_line(s); };
   one(doc.title);
   one(doc.verdict);
@@ -259,7 +255,7 @@ void drop_control_characters(Document& doc) {
     for (auto* s : {&w.workload, &w.metric, &w.unit, &w.verdict, &w.line}) one(*s);
   }
   for (auto& block : doc.blocks) {
-    keep_lines(block.text);
+    block.text = printable_lines(block.text);
     for (auto* s : {&block.cls, &block.caption, &block.note}) one(*s);
     for (auto& [key, value] : block.facts) one(key), one(value);
     for (auto& column : block.table.columns) one(column.title);

@@ -132,8 +132,9 @@ int gathered_exit_code(const std::vector<GatheredRun>& runs) {
 }
 
 std::string render_gathered(const std::vector<GatheredRun>& runs, bool series, const std::string& format) {
-  if (format == "text") return text_view(runs, series);
-  if (format == "markdown") return markdown_view(runs, series);
+  // Subjects and names come from mail and bundles: no control character reaches a terminal.
+  if (format == "text") return printable_lines(text_view(runs, series));
+  if (format == "markdown") return printable_lines(markdown_view(runs, series));
   if (format == "json") return json_view(runs, series);
   throw UserError("gather: unknown format `" + format + "`", "use --format text, markdown or json");
 }

@@ -121,12 +121,17 @@ std::string shell_quote(std::string_view word) {
   return out + "'";
 }
 
-std::string one_line(std::string_view s) {
+namespace {
+std::string without_controls(std::string_view s, bool keep_newlines) {
   std::string out(s);
   for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    if ((static_cast<unsigned char>(c) < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f) c = ' ';
   return out;
 }
+}  // namespace
+
+std::string one_line(std::string_view s) { return without_controls(s, false); }
+std::string printable_lines(std::string_view s) { return without_controls(s, true); }
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;

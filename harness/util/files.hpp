@@ -32,6 +32,8 @@ std::string shell_quote(std::string_view word);
 // ...) becomes a space, so text from a bundle or a mail can neither start a header nor move
 // the cursor.
 std::string one_line(std::string_view s);
+// The same, keeping the newlines: S fit for a terminal as lines.
+std::string printable_lines(std::string_view s);
 
 std::string now_utc_iso8601();
 

@@ -178,7 +178,8 @@ TEST_CASE("hostile: a key that does not apply to the chosen kind is refused, not
 TEST_CASE("hostile: mkfs options cannot name another device, a label or a directory to copy, or skip mkfs") {
   for (json options : {json{"/dev/sda"}, json{"-n", "16384", "/dev/sda"}, json{"-L", "x"}, json{"--label=x"},
                        json{"--rootdir", "/etc"}, json{"-n"}, json{"-O", "list-all"}, json{"--features=list-all"},
-                       json{"-R", "list-all"}, json{"--help"}, json{"-V"}}) {
+                       json{"-R", "list-all"}, json{"--help"}, json{"-V"},
+                       json{"-Olist-all"}, json{"-O", "no-holes,list-all"}}) {
     INFO(options.dump());
     auto j = minimal_experiment();
     j["storage"] = {{"mkfs_options", options}};

@@ -172,40 +172,55 @@ TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "
   CHECK_THROWS_AS(history::Store(dir.path / "newer.sqlite"), UserError);
 }
 
-TEST_CASE("history: one experiment, one clock, and a history from before clocks reads as wall time", "[history]") {
+TEST_CASE("history: one experiment, one clock, and a history from before clocks takes each run's from its bundle",
+          "[history]") {
   test::TempDir dir("ks-history");
   auto db = dir.path / "history.sqlite";
   auto wall = pipeline::load_bundle(kBundle);  // written before clocks were recorded: wall time
   auto icount = wall;
   icount.machine["clock"] = {{"name", "icount"}};
+  icount.experiment_name = "default-icount";
+  auto icount_file = dir.path / "icount.json";
+  auto icount_json = nlohmann::json::parse(read_file(kBundle));
+  icount_json["machine"]["clock"] = {{"name", "icount"}};
+  write_file_atomic(icount_file, icount_json.dump());
+  auto gone_file = dir.path / "gone.json";
   {
     history::Store store(db);
     store.add(wall, kBundle, "night-1");
+    store.add(icount, icount_file, "night-2");
+    auto other_clock = wall;
+    other_clock.experiment_name = "default-icount";
     try {
-      store.add(icount, kBundle, "night-2");
+      store.add(other_clock, kBundle, "night-3");
       FAIL("a night on another clock was added");
     } catch (const UserError& e) {
-      CHECK_THAT(e.what(), Catch::Contains("measured with the wall clock") && Catch::Contains("this bundle with icount"));
+      CHECK_THAT(e.what(), Catch::Contains("measured with the icount clock") && Catch::Contains("this bundle with wall"));
       CHECK_THAT(e.hint(), Catch::Contains("another --history"));
     }
-    REQUIRE(store.runs().size() == 1);
-    CHECK(store.runs()[0].clock == "wall");
-    icount.experiment_name = "default-icount";  // another experiment keeps its own series
-    store.add(icount, kBundle, "night-3");
-    REQUIRE(store.runs("default-icount").size() == 1);
+    CHECK(store.runs("default")[0].clock == "wall");
     CHECK(store.runs("default-icount")[0].clock == "icount");
+    auto gone = wall;
+    gone.experiment_name = "gone";
+    write_file_atomic(gone_file, read_file(kBundle));
+    store.add(gone, gone_file, "night-4");
   }
+  fs::remove(gone_file);
   {
-    // Version 1 of the schema: the same tables without runs.clock (what it held is lost, so
-    // both runs read as the wall time every version-1 run was measured in).
+    // Version 1 of the schema: the same tables without runs.clock.
     history::Database raw(db);
     raw.exec("ALTER TABLE runs DROP COLUMN clock");
     raw.exec("PRAGMA user_version = 1");
   }
-  history::Store store(db);  // migrated on open
-  auto runs = store.runs();
-  REQUIRE(runs.size() == 2);
-  for (auto& r : runs) CHECK(r.clock == "wall");
+  history::Store store(db);  // migrated on open, each run's clock read from its bundle
+  CHECK(store.runs("default")[0].clock == "wall");
+  CHECK(store.runs("default-icount")[0].clock == "icount");
+  CHECK(store.runs("gone")[0].clock == "");  // its bundle is gone: unknown, and never compared
+  auto icount_again = icount;
+  CHECK_FALSE(store.add(icount_again, icount_file, "night-5").already);
+  auto gone_icount = icount;
+  gone_icount.experiment_name = "gone";
+  CHECK_NOTHROW(store.add(gone_icount, icount_file, "night-6"));
   CHECK(store.integrity_check() == "ok");
   history::Database raw(db);
   auto version = raw.prepare("PRAGMA user_version");

@@ -15,3 +15,7 @@ TEST_CASE("one_line turns every control character into a space and keeps the res
   CHECK(ks::one_line("\x1b[2Jverdict\x7f") == " [2Jverdict ");
   CHECK(ks::one_line("Grüße <a@b>") == "Grüße <a@b>");  // UTF-8 bytes are not control characters
 }
+
+TEST_CASE("printable_lines keeps the newlines and nothing else below a space") {
+  CHECK(ks::printable_lines("a\nb\r\x1b[1m\tc\n") == "a\nb  [1m c\n");
+}
