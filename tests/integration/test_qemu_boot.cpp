@@ -54,7 +54,7 @@ fs::path require_guest() {
                  "no bzImage: set KSANDWICH_TEST_BZIMAGE or build one with `ksandwich build`");
   KS_SKIP_UNLESS(fs::is_regular_file(*bzimage), "KSANDWICH_TEST_BZIMAGE " + bzimage->string() + " does not exist");
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "qemu-system-x86_64 is not installed");
-  for (const char* tool : {"mkfs.btrfs", "cpio", "gzip", "ldd"})
+  for (const char* tool : {"mkfs.btrfs", "cpio", "ldd"})
     KS_SKIP_UNLESS(ks::proc::have_program(tool), std::string(tool) + " is not installed");
   KS_SKIP_UNLESS(fs::exists("/bin/busybox"), "/bin/busybox is missing (apt-get install busybox-static)");
   KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "ksandwich-agent is not built");
