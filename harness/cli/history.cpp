@@ -42,7 +42,6 @@ void set_history_command(CLI::App& app, Context& context) {
   list->add_option("--experiment", *experiment, "only this experiment");
   list->add_flag("--json", *json_out, "JSON instead of a table");
   list->callback([db, experiment, json_out, &context] {
-    if (!std::filesystem::exists(*db)) throw UserError(*db + " does not exist", "make it with `ksandwich history add`");
     history::Store store(*db, history::Store::Open::kExisting);
     auto runs = store.runs(*experiment);
     if (*json_out) {
@@ -61,7 +60,6 @@ void set_history_command(CLI::App& app, Context& context) {
   show->add_option("run", *run_id, "the run number `history list` shows")->required();
   show->add_flag("--json", *json_out, "JSON instead of text");
   show->callback([db, run_id, json_out, &context] {
-    if (!std::filesystem::exists(*db)) throw UserError(*db + " does not exist", "make it with `ksandwich history add`");
     history::Store store(*db, history::Store::Open::kExisting);
     auto run = store.run(*run_id);
     if (!run) throw UserError(fmt::format("the history has no run {}", *run_id), "`ksandwich history list` shows them");
@@ -85,9 +83,9 @@ void set_history_command(CLI::App& app, Context& context) {
     for (auto& [key, value] : facts) fmt::print("  {:<12} {}\n", key, one_line(*value));
     fmt::print("\n  {:<16} {:>10}  {:<22}  {:>8}  {}\n", "workload", "ratio", "interval", "MDE", "verdict");
     for (auto& w : workloads)
-      fmt::print("  {:<16} {:>10}  {:<22}  {:>8}  {}{}\n", w.workload, percent_of(w.ratio),
+      fmt::print("  {:<16} {:>10}  {:<22}  {:>8}  {}{}\n", one_line(w.workload), percent_of(w.ratio),
                  fmt::format("[{}, {}]", percent_of(w.ratio_low), percent_of(w.ratio_high)),
-                 w.mde_pct ? fmt::format("{:.2f}%", *w.mde_pct) : "n/a", w.verdict, w.material ? " (material)" : "");
+                 w.mde_pct ? fmt::format("{:.2f}%", *w.mde_pct) : "n/a", one_line(w.verdict), w.material ? " (material)" : "");
     context.exit_code = 0;
   });
 }
@@ -104,8 +102,6 @@ void set_trend_command(CLI::App& app, Context& context) {
   cmd->add_option("--format", args->format, "text | markdown | html | json")
       ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
   cmd->callback([args, &context] {
-    if (!std::filesystem::exists(args->db))
-      throw UserError(args->db + " does not exist", "make it with `ksandwich history add`");
     history::Store store(args->db, history::Store::Open::kExisting);
     fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment), args->format));
     context.exit_code = 0;

@@ -94,7 +94,18 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
   return id;
 }
 
-Store::Store(const fs::path& path, Open open) : db_(path) {
+namespace {
+
+// PATH, when the store may open it: kExisting never creates the file SQLite would make.
+const fs::path& openable(const fs::path& path, Store::Open open) {
+  if (open == Store::Open::kExisting && !fs::exists(path))
+    throw UserError(path.string() + " does not exist", "make it with `ksandwich history add`");
+  return path;
+}
+
+}  // namespace
+
+Store::Store(const fs::path& path, Open open) : db_(openable(path, open)) {
   int version = 0;
   try {
     auto s = db_.prepare("PRAGMA user_version");

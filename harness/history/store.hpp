@@ -55,7 +55,7 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm);
 
 class Store {
  public:
-  // Opens or creates the history (kExisting: only opens one that has its tables, and writes
+  // Opens or creates the history (kExisting: only opens one that exists and has its tables, and writes
   // nothing to any other file). Throws UserError when the file is not a SQLite database, is
   // locked by another writer past SQLite's wait, or was written by a newer ksandwich.
   enum class Open { kCreate, kExisting };

@@ -49,6 +49,9 @@ expect 2 "history show, no such run" "the history has no run 7" -- "$ks" history
   fail "schema version or integrity"
 echo "not sqlite" >"$tmp/text.sqlite"
 expect 2 "history refuses a file that is not a history" "is not a ksandwich history" -- "$ks" history list --history "$tmp/text.sqlite"
+expect 2 "history list refuses a missing file and does not create it" "does not exist" -- \
+  "$ks" history list --history "$tmp/missing.sqlite"
+[ ! -e "$tmp/missing.sqlite" ] || fail "history list created the file it was told to read"
 : >"$tmp/empty.sqlite"
 for read in "history list" "trend"; do
   # shellcheck disable=SC2086
