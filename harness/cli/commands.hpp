@@ -56,6 +56,9 @@ void check_output_dir(const std::filesystem::path& dir, const std::string& optio
 // to get its default), so `--out ""` never quietly means the default.
 const CLI::Validator& non_empty_path();
 
+// For --material-pct: a percentage above 0 and below 100.
+const CLI::Validator& material_pct();
+
 // Throws UserError when the JSON file at PATH (if it exists) holds a NUL byte or nests too
 // deep for a recursive reader: checked on the text, before any parser sees it.
 void check_json_file(const std::filesystem::path& path, const std::string& what);

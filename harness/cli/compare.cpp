@@ -1,5 +1,3 @@
-#include <cmath>
-#include <cstdlib>
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
@@ -24,12 +22,7 @@ void set_compare_command(CLI::App& app, Context& context) {
   cmd->add_option("--arm", args->arm, "which arm of each bundle: control | patched | all")
       ->check(CLI::IsMember({"control", "patched", "all"}));
   cmd->add_option("--material-pct", args->material_pct, "smallest change that counts as material (default 1%)")
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            double v = std::strtod(text.c_str(), nullptr);
-            return std::isfinite(v) && v > 0 && v < 100 ? "" : "must be a percentage above 0 and below 100, e.g. 1";
-          },
-          "PCT"));
+      ->check(material_pct());
   cmd->add_flag("--allow-environment-change", args->allow_environment_change,
                 "compare runs of different machines, backends, accelerators, kernel configs or tool "
                 "major versions (refused otherwise); the report lists the differences first");

@@ -95,15 +95,19 @@ void set_trend_command(CLI::App& app, Context& context) {
                                           "points and the commits between the nights either side");
   struct Args {
     std::string db, experiment, format = "text";
+    double material_pct = 1.0;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--history", args->db, "the history file")->required();
   cmd->add_option("--experiment", args->experiment, "only this experiment");
+  cmd->add_option("--material-pct", args->material_pct,
+                  "smallest move of the ratio that makes a change point (default 1%)")
+      ->check(material_pct());
   cmd->add_option("--format", args->format, "text | markdown | html | json")
       ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
   cmd->callback([args, &context] {
     history::Store store(args->db, history::Store::Open::kExisting);
-    fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment), args->format));
+    fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment, args->material_pct), args->format));
     context.exit_code = 0;
   });
 }

@@ -1,6 +1,8 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli/commands.hpp"
@@ -19,6 +21,17 @@ const CLI::Validator& non_empty_path() {
         return value.empty() ? "is empty: give a path, or leave the option out for its default" : "";
       },
       "PATH");
+  return v;
+}
+
+const CLI::Validator& material_pct() {
+  static const CLI::Validator v(
+      [](const std::string& text) -> std::string {
+        double value = std::strtod(text.c_str(), nullptr);
+        return std::isfinite(value) && value > 0 && value < 100 ? ""
+                                                                : "must be a percentage above 0 and below 100, e.g. 1";
+      },
+      "PCT");
   return v;
 }
 

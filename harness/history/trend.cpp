@@ -143,7 +143,8 @@ std::string svg(const WorkloadTrend& t) {
 constexpr const char* kMethod =
     "Change points: E-divisive means on the nights' log ratios (energy distance, exponent 1) "
     "proposes each split; Student's t test of the two sides accepts it at alpha 0.01, its p "
-    "multiplied by the number of candidate splits.";
+    "multiplied by the number of candidate splits, when the ratio moves by at least the "
+    "material threshold (--material-pct, 1% unless given).";
 
 }  // namespace
 
@@ -156,7 +157,9 @@ std::string commit_range(const Night& a, const Night& b) {
   return a.tip + " -> " + b.tip;
 }
 
-std::vector<Change> changes_of(const std::vector<Night>& nights, const stats::ChangePointOptions& options) {
+std::vector<Change> changes_of(const std::vector<Night>& nights, double material_pct) {
+  stats::ChangePointOptions options;
+  options.min_difference = std::log1p(material_pct / 100);
   std::vector<double> logs;
   for (auto& n : nights) logs.push_back(std::log(n.ratio));
   std::vector<Change> out;
@@ -166,8 +169,7 @@ std::vector<Change> changes_of(const std::vector<Night>& nights, const stats::Ch
   return out;
 }
 
-std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment,
-                                    const stats::ChangePointOptions& options) {
+std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment, double material_pct) {
   std::map<std::pair<std::string, std::string>, WorkloadTrend> by_workload;
   for (auto& run : store.runs(experiment))
     for (auto& w : store.workloads(run.id)) {
@@ -179,7 +181,7 @@ std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment,
     }
   std::vector<WorkloadTrend> out;
   for (auto& [key, t] : by_workload) {
-    t.changes = changes_of(t.nights, options);
+    t.changes = changes_of(t.nights, material_pct);
     out.push_back(std::move(t));
   }
   return out;

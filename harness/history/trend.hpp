@@ -38,12 +38,12 @@ struct WorkloadTrend {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadTrend, experiment, workload, metric, nights, changes)
 
-// Change points of the nights' log ratios.
-std::vector<Change> changes_of(const std::vector<Night>& nights, const stats::ChangePointOptions& options = {});
+// Change points of the nights' log ratios: alpha 0.01, and the ratio moving by at least
+// MATERIAL_PCT percent (an experiment's default material threshold is 1%).
+std::vector<Change> changes_of(const std::vector<Night>& nights, double material_pct = 1.0);
 
 // Every workload of EXPERIMENT (every experiment when empty) in the history.
-std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment,
-                                    const stats::ChangePointOptions& options = {});
+std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment, double material_pct = 1.0);
 
 // text | markdown | html (with an SVG plot per workload) | json; UserError for another name.
 std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::string& format);

@@ -90,9 +90,9 @@ std::vector<ChangePoint> e_divisive_means(const std::vector<double>& series, con
     size_t begin = *(at - 1), end = *at;
     const double p = std::min(1.0, split_t_p(series, begin, proposal.at, end) *
                                        static_cast<double>(proposal.candidates));
-    if (p > o.alpha) break;
-    found.push_back({proposal.at, p, proposal.q, mean_of(series, begin, proposal.at),
-                     mean_of(series, proposal.at, end)});
+    const double before = mean_of(series, begin, proposal.at), after = mean_of(series, proposal.at, end);
+    if (p > o.alpha || std::fabs(after - before) < o.min_difference) break;
+    found.push_back({proposal.at, p, proposal.q, before, after});
     bounds.insert(at, proposal.at);
   }
   std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.index < b.index; });
