@@ -197,6 +197,7 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
   a.bootstrap_resamples = options.bootstrap_resamples;
   a.seed = options.seed;
   a.gates = point_gates(points);
+  if (!options.control_only) a.gates.push_back(patched_failure_gate(points, options.patched_arm));
 
   const bool complete = run_complete(points);
   std::vector<Judge> judges;

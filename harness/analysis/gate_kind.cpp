@@ -13,6 +13,10 @@ const std::vector<GateInfo>& gate_table() {
        "nothing by itself: the point's block is dropped (confirm), and a workload left "
        "without an arm fails `measured`",
        GateReach::none},
+      {GateKind::patched_failed, "patched_failed",
+       "a point of the patched arm did not finish (a hang, a panic, a timeout): the patched kernel "
+       "may be what fails, and its survivors are no fair sample of it",
+       "every workload", GateReach::scope},
       {GateKind::semantic, "semantic",
        "unexpected ioctl results, an expected_match_ratio below 100, or failed rounds",
        "the workload it names", GateReach::scope},

@@ -18,6 +18,7 @@ namespace ks::analysis {
 
 enum class GateKind {
   point_failed,    // a point did not finish (boot, agent, timeout)
+  patched_failed,  // a point of the patched arm did not finish: the patch may hang or panic
   semantic,        // a workload's results were not what the operation must return
   measured,        // a workload has data for both arms (confirm: at least one whole block)
   kernel_health,   // a kernel WARNING/BUG/Oops (or an unreadable log) during a point

@@ -27,6 +27,23 @@ std::vector<evidence::Gate> point_gates(const std::vector<evidence::Point>& poin
   return gates;
 }
 
+evidence::Gate patched_failure_gate(const std::vector<evidence::Point>& points, const std::string& patched_arm) {
+  std::size_t total = 0;
+  std::vector<std::string> failures;
+  for (auto& p : points) {
+    if (p.arm != patched_arm) continue;
+    ++total;
+    if (p.status == "failed")
+      failures.push_back(fmt::format("point {}: {}", p.id, p.failure.empty() ? "no reason recorded" : p.failure));
+  }
+  if (failures.empty())
+    return make_gate(GateKind::patched_failed, "experiment", true,
+                     fmt::format("none of the {} arm's {} point(s) failed", patched_arm, total));
+  return make_gate(GateKind::patched_failed, "experiment", false,
+                   fmt::format("{} failed {} of {} points ({})", patched_arm, failures.size(), total,
+                               fmt::join(failures, "; ")));
+}
+
 evidence::Gate semantic_gate(const evidence::WorkloadAnalysis& w) {
   std::vector<std::string> problems;
   if (w.unexpected_results > 0)

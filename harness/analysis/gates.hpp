@@ -17,6 +17,11 @@ namespace ks::analysis {
 // when none failed. A failed point invalidates nothing by itself (gate_kind.hpp).
 std::vector<evidence::Gate> point_gates(const std::vector<evidence::Point>& points);
 
+// "patched failed k of n points" (scope "experiment": every workload INVALID) when a point of
+// PATCHED_ARM failed, else a passed gate. A failed control point stays a dropped block: the
+// control kernel is the known one, its failure the machine's.
+evidence::Gate patched_failure_gate(const std::vector<evidence::Point>& points, const std::string& patched_arm);
+
 // Every row's result as expected (unexpected_results == 0, expected_match_ratio == 100)
 // and no round failed. Reads the workload's tallies.
 evidence::Gate semantic_gate(const evidence::WorkloadAnalysis& w);

@@ -34,6 +34,7 @@ void set_nightly_command(CLI::App& app, Context& context);
 void set_doctor_command(CLI::App& app, Context& context);
 void set_report_command(CLI::App& app, Context& context);
 void set_validate_command(CLI::App& app, Context& context);
+void set_analyze_command(CLI::App& app, Context& context);
 void set_compare_command(CLI::App& app, Context& context);
 void set_calibrate_command(CLI::App& app, Context& context);
 void set_history_command(CLI::App& app, Context& context);

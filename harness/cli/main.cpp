@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   ks::cli::set_doctor_command(app, context);
   ks::cli::set_report_command(app, context);
   ks::cli::set_validate_command(app, context);
+  ks::cli::set_analyze_command(app, context);
   ks::cli::set_compare_command(app, context);
   ks::cli::set_calibrate_command(app, context);
   ks::cli::set_history_command(app, context);

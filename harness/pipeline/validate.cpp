@@ -75,8 +75,37 @@ bool all_scalars(const json& a) {
   return std::none_of(a.begin(), a.end(), [](auto& x) { return x.is_structured(); });
 }
 
+// Gates are known by name and scope, not by position: one gate more or less is one line.
+bool all_gates(const json& a) {
+  return std::all_of(a.begin(), a.end(), [](auto& g) { return g.is_object() && g.contains("name") && g.contains("scope"); });
+}
+
+void diff(const json& stored, const json& computed, const std::string& path, std::vector<Mismatch>& out);
+
+void diff_gates(const json& stored, const json& computed, const std::string& path, std::vector<Mismatch>& out) {
+  auto key = [](const json& g) { return g["name"].dump() + g["scope"].dump(); };
+  auto label = [](const json& g) {
+    auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    return text(g["name"]) + ": " + text(g["scope"]);
+  };
+  auto find = [&](const json& in, const json& g) {
+    return std::find_if(in.begin(), in.end(), [&](auto& other) { return key(other) == key(g); });
+  };
+  for (auto& g : stored) {
+    auto where = fmt::format("{}[{}]", path, label(g));
+    if (auto it = find(computed, g); it == computed.end())
+      out.push_back({where, g, nullptr, "a gate the analysis does not give"});
+    else
+      diff(g, *it, where, out);
+  }
+  for (auto& g : computed)
+    if (find(stored, g) == stored.end())
+      out.push_back({fmt::format("{}[{}]", path, label(g)), nullptr, g, "a gate missing from the bundle"});
+}
+
 // Every place where STORED (the bundle) and COMPUTED (the raw data) disagree, as leaves:
-// objects key by key, arrays of objects entry by entry, scalars and arrays of scalars whole.
+// objects key by key, gates by name and scope, other arrays of objects entry by entry,
+// scalars and arrays of scalars whole.
 void diff(const json& stored, const json& computed, const std::string& path, std::vector<Mismatch>& out) {
   if (stored.is_object() && computed.is_object()) {
     for (auto& [k, v] : stored.items()) {
@@ -89,6 +118,7 @@ void diff(const json& stored, const json& computed, const std::string& path, std
     return;
   }
   if (stored.is_array() && computed.is_array() && !(all_scalars(stored) && all_scalars(computed))) {
+    if (all_gates(stored) && all_gates(computed)) return diff_gates(stored, computed, path, out);
     if (stored.size() != computed.size())
       out.push_back({path, stored.size(), computed.size(), "number of entries"});
     for (size_t i = 0; i < std::min(stored.size(), computed.size()); ++i)
@@ -162,24 +192,30 @@ std::vector<SchemaError> check_bundle_schema(const std::filesystem::path& path) 
   return errors;
 }
 
-std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
-  std::vector<Mismatch> out;
-  check_rows(b, out);
+evidence::Bundle rejudged(const evidence::Bundle& b) {
   experiment::Experiment e;
   try {
     e = experiment::parse(b.experiment);
   } catch (const UserError& err) {
-    out.push_back({"/experiment", nullptr, nullptr, std::string("cannot be read, so nothing can be recomputed: ") + err.what()});
-    return out;
+    throw UserError(std::string("the bundle's experiment cannot be read, so nothing can be recomputed: ") + err.what(),
+                    "the bundle was edited, or made by an incompatible version");
   }
   evidence::Bundle again = b;
+  again.analysis = analyze_bundle(e, b);
+  again.verdict = again.analysis->verdict;
+  return again;
+}
+
+std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
+  std::vector<Mismatch> out;
+  check_rows(b, out);
+  evidence::Bundle again;
   try {
-    again.analysis = analyze_bundle(e, b);
+    again = rejudged(b);
   } catch (const UserError& err) {
     out.push_back({"/analysis", nullptr, nullptr, std::string("cannot be recomputed: ") + err.what()});
     return out;
   }
-  again.verdict = again.analysis->verdict;
   if (!b.analysis) {
     // A run writes its bundle before the first point ends: no analysis yet is honest then.
     if (std::any_of(b.points.begin(), b.points.end(), [](auto& p) { return p.status != "pending"; }))

@@ -46,6 +46,11 @@ std::string describe(const Mismatch& m);
 // Throws UserError when python3-jsonschema cannot be run.
 std::vector<SchemaError> check_bundle_schema(const std::filesystem::path& path);
 
+// Pure: B judged again with this ksandwich - its analysis and verdict re-derived from its
+// experiment, points and raw rows (`ksandwich analyze`). UserError when the experiment
+// cannot be read or the analysis cannot be made (the message says which).
+evidence::Bundle rejudged(const evidence::Bundle& b);
+
 // Pure: recomputes the analysis from RAW (the bundle as parsed JSON) and B (the same, read
 // into the model) and lists every field and gate that differs, numbers within a relative
 // 1e-9. Also: rows that name a point that does not exist or ran another arm, ns_per_op

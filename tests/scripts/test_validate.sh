@@ -2,7 +2,7 @@
 # `ksandwich validate` on real bundles (tests/data/bundles): exit 0 and {"valid": true} for
 # an untouched one; exit 2 naming the field for a tampered one; schema failures named; the
 # JSON parses with jq; the compiled-in schema is used (the source tree's copy hidden, as
-# root); `report` refuses a bundle that fails its schema with exit 2.
+# root); `report` refuses a bundle that fails its schema with exit 2; `analyze` re-judges one.
 set -u
 ks="$KS_BINARY_DIR/bin/ksandwich"
 data="$KS_SOURCE_DIR/tests/data/bundles"
@@ -42,7 +42,7 @@ tamper() {
     ".valid == false and .schema_errors == [] and (.recomputed_mismatches | map(.path) | index(\"$path\") != null)" \
     "$tmp/t.json"
 }
-tamper "a gate flipped" '.analysis.gates[0].passed = false' /analysis/gates/0/passed
+tamper "a gate flipped" '.analysis.gates[0].passed = false' '/analysis/gates[point_failed: experiment]/passed'
 tamper "delta_pct_skip_first" '.analysis.workloads[0].delta_pct_skip_first += 1' /analysis/workloads/0/delta_pct_skip_first
 tamper "an sd field" '.analysis.workloads[0].sd_log_ratio *= 1.1' /analysis/workloads/0/sd_log_ratio
 tamper "the verdict" '.verdict = "NO_CHANGE"' /verdict
@@ -66,6 +66,22 @@ code=$?
 
 printf '{"schema_version": 1, "verdict": "OK", "verdict": "INVALID"}' >"$tmp/dup.json"
 validate_json "a duplicate key is refused, not silently read" 2 '.valid == false and (.schema_errors | length) > 0' "$tmp/dup.json"
+
+# `analyze` judges a bundle again: a flipped verdict is named and put right, the exit code is
+# the one the run had (4: host-confirm is INCONCLUSIVE), and --out writes a bundle that validates.
+jq '.verdict = "NO_CHANGE" | .analysis.verdict = "NO_CHANGE"' "$data/host-confirm.json" >"$tmp/flipped.json"
+"$ks" analyze "$tmp/flipped.json" --out "$tmp/rejudged.json" >"$tmp/analyze.out" 2>"$tmp/analyze.err"
+code=$?
+if [ "$code" -eq 4 ] && grep -qF '/verdict: the bundle says "NO_CHANGE", the raw data give "INCONCLUSIVE"' "$tmp/analyze.err" &&
+   grep -q "INCONCLUSIVE" "$tmp/analyze.out" && [ "$(jq -r .verdict "$tmp/rejudged.json")" = INCONCLUSIVE ]; then
+  ok "analyze names the flipped verdict, exits 4 as the run did, writes the re-judged bundle"
+else
+  fail "analyze (exit $code): $(cat "$tmp/analyze.err")"
+fi
+validate_json "the re-judged bundle validates" 0 '.valid == true' "$tmp/rejudged.json"
+out=$("$ks" analyze "$data/host-screen.json" --format json 2>/dev/null | jq -r .verdict)
+[ "$out" = "$(jq -r .verdict "$data/host-screen.json")" ] && ok "analyze --format json: the bundle, same verdict" ||
+  fail "analyze --format json gave verdict '$out'"
 
 # The schema comes from the binary: hide the source tree's copy (root, a private mount namespace).
 if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then

@@ -46,6 +46,41 @@ TEST_CASE("analysis: a failed point drops its block, the regression still shows"
   CHECK(analysis::exit_code_for(b) == 1);
 }
 
+TEST_CASE("analysis: a patched kernel that fails some boots is INVALID, not judged on its survivors", "[analysis]") {
+  // Issue 26, item 2: two of six patched boots hang; the four that finished show no change.
+  // Before, the two blocks were dropped and the run exited 0 (NO_CHANGE).
+  auto s = test::synthetic(test::confirm_arms(6), 1000, 1000, 0.002, 0.003, 10, 39);
+  REQUIRE(analysis::exit_code_for(bundle_of(s)) == 0);
+  int failed = 0;
+  for (auto& p : s.points)
+    if (p.arm == "patched" && (p.block == 1 || p.block == 4)) {
+      p.status = "failed";
+      p.failure = "point timeout: the guest did not finish";
+      ++failed;
+    }
+  REQUIRE(failed == 2);
+  const auto b = bundle_of(s);
+  CHECK(b.analysis->workloads[0].verdict == "INVALID");
+  CHECK(b.verdict == "INVALID");
+  CHECK(analysis::exit_code_for(b) == 3);
+  auto& gates = b.analysis->gates;
+  auto g = std::find_if(gates.begin(), gates.end(), [](auto& g) { return g.name == "patched_failed"; });
+  REQUIRE(g != gates.end());
+  CHECK_FALSE(g->passed);
+  CHECK_THAT(g->detail, Catch::StartsWith("patched failed 2 of 6 points") && Catch::Contains("point timeout"));
+
+  // The same two boots failing in the control arm: the known kernel, the machine's failure.
+  // Their blocks are dropped and the other four decide.
+  for (auto& p : s.points) {
+    p.status = "ok";
+    if (p.arm == "control" && (p.block == 1 || p.block == 4)) p.status = "failed";
+  }
+  const auto c = bundle_of(s);
+  CHECK(c.analysis->workloads[0].blocks_dropped.size() == 2);
+  CHECK(c.analysis->workloads[0].verdict != "INVALID");
+  CHECK(analysis::exit_code_for(c) != 3);
+}
+
 TEST_CASE("analysis: exit code 3 when a failed point leaves a workload without data", "[analysis]") {
   auto s = test::synthetic(test::confirm_arms(1), 1000, 1200, 0.003, 0.005, 10, 38);
   s.points[1].status = "failed";

@@ -76,11 +76,12 @@ TEST_CASE("validate: a failed gate flipped to passed is caught") {
   auto& gates = raw["analysis"]["gates"];
   auto failed = std::find_if(gates.begin(), gates.end(), [](auto& g) { return !g["passed"].template get<bool>(); });
   REQUIRE(failed != gates.end());
-  const auto index = std::to_string(failed - gates.begin());
+  const auto where = "/analysis/gates[" + (*failed)["name"].get<std::string>() + ": " +
+                     (*failed)["scope"].get<std::string>() + "]/passed";
   (*failed)["passed"] = true;
   auto ms = check(raw);
   INFO(paths(ms));
-  auto m = find(ms, "/analysis/gates/" + index + "/passed");
+  auto m = find(ms, where);
   REQUIRE(m);
   CHECK(m->bundle == true);
   CHECK(m->recomputed == false);
@@ -88,8 +89,24 @@ TEST_CASE("validate: a failed gate flipped to passed is caught") {
 
 TEST_CASE("validate: a passed gate flipped to failed is caught") {
   auto raw = fixture("host-confirm.json");
-  raw["analysis"]["gates"][0]["passed"] = false;
-  CHECK(find(check(raw), "/analysis/gates/0/passed"));
+  auto& gate = raw["analysis"]["gates"][0];
+  gate["passed"] = false;
+  CHECK(find(check(raw), "/analysis/gates[" + gate["name"].get<std::string>() + ": " + gate["scope"].get<std::string>() +
+                             "]/passed"));
+}
+
+TEST_CASE("validate: gates are matched by name and scope, so one gate more or less is one line") {
+  auto raw = fixture("host-confirm.json");
+  auto& gates = raw["analysis"]["gates"];
+  auto removed = gates[0];
+  gates.erase(gates.begin());
+  auto ms = check(raw);
+  INFO(paths(ms));
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0].path == "/analysis/gates[" + removed["name"].get<std::string>() + ": " +
+                          removed["scope"].get<std::string>() + "]");
+  CHECK(ms[0].bundle.is_null());
+  CHECK(ms[0].recomputed == removed);
 }
 
 TEST_CASE("validate: a changed delta_pct_skip_first is caught, with both values") {
