@@ -47,7 +47,7 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
       }
       if (it->second->disturbed_throughout) {
         why = fmt::format("point {} ({}) ran disturbed throughout: its fastest canary took {:.2f}x the "
-                          "run's usual",
+                          "usual of its arm",
                           p->id, p->arm, it->second->canary_factor);
         break;
       }

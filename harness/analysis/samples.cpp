@@ -42,19 +42,23 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
     if (it != point_of.end() && it->second->status == "failed") continue;
     if (r.workload == workload && measured(r) && r.metric(metric)) by_point[r.point].push_back(&r);
   }
-  // The canary's usual time over the whole run: the reference a disturbed round exceeds.
-  std::vector<double> canaries;
+  // The canary's usual time in each arm over the whole run: the reference a disturbed round
+  // exceeds. Per arm, because a patch may change the canary's own speed (a scheduler, timer
+  // or mitigation change): that is a finding (canary_shift), and must not make the patched
+  // arm look disturbed.
+  std::map<std::string, std::vector<double>> canaries;
   for (auto& [point, point_rows] : by_point)
     for (auto* r : point_rows)
-      if (auto c = canary_ns(*r)) canaries.push_back(*c);
-  const double limit = canaries.empty() ? 0 : kDisturbedCanaryFactor * stats::median(canaries);
+      if (auto c = canary_ns(*r)) canaries[r->arm].push_back(*c);
+  std::map<std::string, double> limit;
+  for (auto& [arm, times] : canaries) limit[arm] = kDisturbedCanaryFactor * stats::median(times);
   auto disturbed = [&](const evidence::Row& r) {
     auto c = canary_ns(r);
-    return limit > 0 && c && *c > limit;
+    auto it = limit.find(r.arm);
+    return c && it != limit.end() && *c > it->second;
   };
 
   std::vector<PointSample> out;
-  std::vector<double> fastest;  // each point's fastest canary, 0 when none was timed
   for (auto& [point, point_rows] : by_point) {
     std::stable_sort(point_rows.begin(), point_rows.end(),
                      [](auto* a, auto* b) { return a->round < b->round; });
@@ -72,19 +76,34 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
     double point_fastest = 0;
     for (auto* r : point_rows)
       if (auto c = canary_ns(*r)) point_fastest = point_fastest > 0 ? std::min(point_fastest, *c) : *c;
-    fastest.push_back(point_fastest);
+    s.fastest_canary_ns = point_fastest;
     out.push_back(std::move(s));
   }
-  // The run's usual fastest canary: the median over its points of their fastest ones.
-  std::vector<double> timed;
-  std::copy_if(fastest.begin(), fastest.end(), std::back_inserter(timed), [](double c) { return c > 0; });
-  const double usual = timed.empty() ? 0 : stats::median(timed);
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i].canary_factor = usual > 0 && fastest[i] > 0 ? fastest[i] / usual : 0;
-    const size_t rounds = out[i].values.size() + static_cast<size_t>(out[i].disturbed);
-    out[i].disturbed_throughout = rounds >= kDisturbedPointMinRounds && out[i].canary_factor > kDisturbedPointFactor;
+  // Each arm's usual fastest canary: the median over its points of their fastest ones.
+  std::map<std::string, std::vector<double>> timed;
+  for (auto& s : out)
+    if (s.fastest_canary_ns > 0) timed[s.arm].push_back(s.fastest_canary_ns);
+  for (auto& s : out) {
+    auto it = timed.find(s.arm);
+    const double usual = it == timed.end() ? 0 : stats::median(it->second);
+    s.canary_factor = usual > 0 && s.fastest_canary_ns > 0 ? s.fastest_canary_ns / usual : 0;
+    const size_t rounds = s.values.size() + static_cast<size_t>(s.disturbed);
+    s.disturbed_throughout = rounds >= kDisturbedPointMinRounds && s.canary_factor > kDisturbedPointFactor;
   }
   return out;
+}
+
+std::optional<double> canary_shift(const std::vector<PointSample>& samples, const std::string& control_arm,
+                                   const std::string& patched_arm) {
+  auto usual = [&](const std::string& arm) {
+    std::vector<double> v;
+    for (auto& s : samples)
+      if (s.arm == arm && s.fastest_canary_ns > 0) v.push_back(s.fastest_canary_ns);
+    return v.empty() ? 0.0 : stats::median(v);
+  };
+  const double control = usual(control_arm), patched = usual(patched_arm);
+  if (control <= 0 || patched <= 0) return std::nullopt;
+  return patched / control;
 }
 
 RowTally tally_rows(const std::vector<evidence::Row>& rows, const std::string& workload,

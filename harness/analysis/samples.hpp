@@ -1,6 +1,7 @@
 #pragma once
 // The rows of one workload, sorted into what the statistics use and what the gates count.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,19 +18,20 @@ struct PointSample {
   std::vector<double> values;  // in round order
   int disturbed = 0;           // rounds left out: the machine was disturbed beside them
   // The point ran disturbed throughout: even its fastest canary was more than
-  // kDisturbedPointFactor times the run's usual (`canary_factor`, 0 without canaries).
+  // kDisturbedPointFactor times its arm's usual (`canary_factor`, 0 without canaries).
   bool disturbed_throughout = false;
   double canary_factor = 0;
+  double fastest_canary_ns = 0;  // 0 when no canary was timed
 };
 
 // A round is disturbed when the CPU-bound canary the agent timed beside it (rows[].extra.
-// canary_ns) took more than this times the workload's median canary over the whole run:
+// canary_ns) took more than this times the workload's median canary in its arm over the whole run:
 // the same fixed work ran that much slower, so the machine took the CPU away. Fixed in
 // advance, never tuned on the data it judges.
 constexpr double kDisturbedCanaryFactor = 1.5;
 
 // A point is disturbed throughout when the fastest canary of its rounds of a workload took
-// more than this times the median, over the run's points, of their fastest canaries: the
+// more than this times the median, over its arm's points, of their fastest canaries: the
 // machine was slow for the whole point, so no round of it is clean and its best round
 // cannot be trusted. A confirm run drops its block (listed with the reason), and a
 // calibration leaves it out. Fixed from the development VM's runs of 2026-11-30, where the
@@ -40,6 +42,14 @@ constexpr double kDisturbedPointFactor = 1.15;
 // few canaries says little (in tests/data/bundles/host-confirm.json, a host run of 4 rounds
 // a point made under load, the points' fastest canaries ranged from 102 to 228 ms).
 constexpr size_t kDisturbedPointMinRounds = 8;
+
+// The patched arm's usual fastest canary over the control arm's (the median over each arm's
+// points of their fastest), when both arms timed one: a patch that changes how fast the
+// CPU runs a plain loop shows here, and the report says so (kCanaryShiftNote).
+std::optional<double> canary_shift(const std::vector<PointSample>& samples, const std::string& control_arm,
+                                   const std::string& patched_arm);
+// A shift beyond this factor either way is reported as a finding about the patch.
+constexpr double kCanaryShiftNote = 1.05;
 
 // Counts for the semantic gate, over every row of the workload (warm-up included: a wrong
 // result is wrong whether or not it was timed).

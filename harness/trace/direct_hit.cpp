@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "analysis/gate_kind.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace ks::trace {
@@ -222,24 +223,38 @@ json to_json(const std::vector<FunctionCount>& counts) {
   return out;
 }
 
+namespace {
+
+FunctionCount count_from_json(const json& e) {
+  FunctionCount c;
+  c.function = e.value("function", std::string());
+  c.required = e.value("required", false);
+  c.available = e.value("available", false);
+  c.filtered = e.value("filtered", false);
+  c.calls = e.value("calls", uint64_t{0});
+  c.method = e.value("method", std::string(kNoTracing));
+  if (e.contains("symbols") && e["symbols"].is_array())
+    c.symbols = e["symbols"].get<std::vector<std::string>>();
+  else if (c.available)
+    c.symbols = {c.function};
+  c.note = e.value("note", std::string());
+  return c;
+}
+
+}  // namespace
+
 std::vector<FunctionCount> counts_from_json(const json& j) {
   std::vector<FunctionCount> counts;
   if (!j.is_array()) return counts;
   for (auto& e : j) {
     if (!e.is_object()) continue;
-    FunctionCount c;
-    c.function = e.value("function", std::string());
-    c.required = e.value("required", false);
-    c.available = e.value("available", false);
-    c.filtered = e.value("filtered", false);
-    c.calls = e.value("calls", uint64_t{0});
-    c.method = e.value("method", std::string(kNoTracing));
-    if (e.contains("symbols") && e["symbols"].is_array())
-      c.symbols = e["symbols"].get<std::vector<std::string>>();
-    else if (c.available)
-      c.symbols = {c.function};
-    c.note = e.value("note", std::string());
-    counts.push_back(std::move(c));
+    // A record from a bundle someone else wrote: a field of the wrong type is their error.
+    try {
+      counts.push_back(count_from_json(e));
+    } catch (const json::exception& err) {
+      throw UserError(std::string("a direct_hit record is malformed: ") + err.what(),
+                      "the bundle was edited or damaged; `ksandwich validate` lists what does not match its schema");
+    }
   }
   return counts;
 }
