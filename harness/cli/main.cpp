@@ -1,7 +1,9 @@
 // ksandwich: does this kernel patch make this filesystem operation faster or slower?
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "proc/runner.hpp"
@@ -54,6 +56,35 @@ void require_data_dir(const CLI::App& app, const fs::path& data_dir) {
                           installed.string(),
                       "install with `cmake --install build` or the .deb (cpack -G DEB), run build/bin/ksandwich "
                       "from its build tree, or set KSANDWICH_HOME to a ksandwich source tree");
+}
+
+// Edit distance (insertions, deletions, substitutions, adjacent swaps) of two short words.
+size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The first word is not an option and names no subcommand: say so, with the nearest names.
+void check_subcommand_name(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  const std::string word = argv[1];
+  std::vector<std::string> names, near;
+  for (auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return;
+  if (word.size() <= 64)
+    for (auto& name : names)
+      if (distance(word, name) <= std::max<size_t>(1, name.size() / 3) || (word.size() >= 3 && ks::starts_with(name, word)))
+        near.push_back(name);
+  throw ks::UserError("'" + ks::one_line(word.substr(0, 64)) + "' is not a ksandwich command",
+                      near.empty() ? "the commands are: " + ks::join(names, ", ") + " (ksandwich --help says more)"
+                                   : "did you mean " + ks::join(near, " or ") + "? (ksandwich --help lists them all)");
 }
 
 // The agent sits next to ksandwich (build/bin/, or wherever both were installed).
@@ -109,6 +140,7 @@ int main(int argc, char** argv) {
 
   ks::proc::install_interrupt_handlers();
   try {
+    check_subcommand_name(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);

@@ -49,7 +49,8 @@ expect_error "unknown workload" "/workloads/0/name" -- "$ks" run "$tmp/unknown-w
 expect_error "zero ops" "/workloads/0/ops" -- "$ks" run "$tmp/zero-ops.json" --out "$tmp/o3"
 expect_error "missing experiment" "does not exist" -- "$ks" run "$tmp/nope.json" --out "$tmp/o4"
 expect_error "no fio installed" "fio is not installed" -- env PATH=/nonexistent "$ks" run "$tmp/fio.json" --out "$tmp/o5"
-expect_error "unknown subcommand" "" -- "$ks" frobnicate
+expect_error "unknown subcommand" "the commands are: run, " -- "$ks" frobnicate
+expect_error "a mistyped subcommand" "did you mean report?" -- "$ks" rpeort BUNDLE.json
 expect_error "report of a missing bundle" "does not exist" -- "$ks" report "$tmp/none.json"
 expect_error "validate of a non-bundle" "is not valid JSON" -- "$ks" validate "$tmp/malformed.json"
 bundle="$KS_SOURCE_DIR/tests/data/bundles/host-confirm.json"
