@@ -4,6 +4,8 @@
 
 #include "analysis/gate_kind.hpp"
 #include "kernel/audit.hpp"
+#include "kernel/patches.hpp"
+#include "source/source.hpp"
 #include "kernel/progress.hpp"
 #include "util/files.hpp"
 
@@ -45,8 +47,12 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
                          const fs::path& experiment_dir) {
   for (auto& [arm, spec] : e.arms) {
     auto request = kernel::request_for_arm(e, arm, repo_dir, experiment_dir);
+    (void)source::check_source(request.source, request.commit);
     for (auto& fragment : request.config.fragments) kernel::resolve_fragment(fragment, repo_dir);
-    for (auto& patch : request.patches) kernel::resolve_patch(patch, repo_dir);
+    for (auto& patch : request.patches) {
+      auto path = kernel::resolve_patch(patch, repo_dir);
+      (void)kernel::parse_patch_file(read_file(path), path.string());
+    }
   }
 }
 

@@ -22,8 +22,10 @@ struct RunKernels {
   nlohmann::json timings = nlohmann::json::object();
 };
 
-// The files the builds need exist: every config fragment and every arm's patches. Cheap;
-// run before anything is written, so a typo costs nothing. Throws UserError.
+// The files the builds need exist: the kernel source (and each arm's commit), every config
+// fragment and every arm's patches, and each
+// patch file holds a diff (a mailbox or a plain diff, not /etc/hostname). Cheap; run before
+// anything is written, and by --dry-run, so a typo costs nothing. Throws UserError.
 void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir);
 

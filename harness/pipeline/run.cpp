@@ -378,6 +378,7 @@ int run(const RunOptions& o) {
                                                  .clock = e.clock});
   const bool needs_kernels = experiment::backend_rules(e.backend).boots_kernels;
   backend->check_experiment(e);
+  if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (o.dry_run) {
     print_dry_run(e, plan, *backend, o.out_dir);
     return kExitOk;
@@ -391,7 +392,6 @@ int run(const RunOptions& o) {
     backend->check_machine(e);
     host_changes.emplace(o.state_dir, o.out_dir, e, o.resume);
   }
-  if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",
                     "choose a new --out DIR, or continue it with --resume " + o.out_dir.string());

@@ -177,29 +177,39 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   return d;
 }
 
+std::string check_source(const experiment::KernelSource& source, const std::string& later_commit) {
+  auto origin = origin_path(source);
+  if (source.kind == "git") {
+    if (!fs::is_directory(origin))
+      throw UserError("kernel source not found: git tree " + origin.string() + " does not exist",
+                      "give the path of a local kernel git tree in source.path");
+    if (source.commit.empty())
+      throw UserError("git source " + origin.string() + ": no commit named",
+                      "set source.commit to a commit, tag or branch");
+    if (!later_commit.empty()) (void)resolve_commit(origin, later_commit);
+    return resolve_commit(origin, source.commit);
+  }
+  if (!later_commit.empty())
+    throw UserError("an arm's commit needs a git source (this one is " + (source.kind.empty() ? std::string("debian") : source.kind) + ")",
+                    "set \"source\": {\"kind\": \"git\", \"path\": ..., \"commit\": BASELINE}");
+  if (!fs::is_regular_file(origin)) {
+    std::string hint = source.kind.empty() || source.kind == "debian"
+        ? "install it with `apt-get install linux-source-6.1` (tools/setup.sh does), or name "
+          "another source in the experiment (source.kind tarball or git)"
+        : "give the path of a kernel .tar, .tar.gz or .tar.xz in source.path";
+    throw UserError("kernel source not found: " + origin.string(), hint);
+  }
+  return "";
+}
+
 PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
                        const std::function<void(const std::string&)>& note) {
   SourceIdentity id;
   id.kind = source.kind.empty() ? "debian" : source.kind;
   auto origin = origin_path(source);
   id.origin = origin.string();
-
-  if (id.kind == "git") {
-    if (!fs::is_directory(origin))
-      throw UserError("kernel source not found: git tree " + id.origin + " does not exist",
-                      "give the path of a local kernel git tree in source.path");
-    if (source.commit.empty())
-      throw UserError("git source " + id.origin + ": no commit named",
-                      "set source.commit to a commit, tag or branch");
-    id.commit = resolve_commit(origin, source.commit);
-  } else {
-    if (!fs::is_regular_file(origin)) {
-      std::string hint = id.kind == "debian"
-          ? "install it with `apt-get install linux-source-6.1` (tools/setup.sh does), or name "
-            "another source in the experiment (source.kind tarball or git)"
-          : "give the path of a kernel .tar, .tar.gz or .tar.xz in source.path";
-      throw UserError("kernel source not found: " + id.origin, hint);
-    }
+  id.commit = check_source(source);
+  if (id.kind != "git") {
     id.archive_sha256 = sha256_file(origin);
     if (id.kind == "debian" && origin == kDebianTarball) id.package_version = debian_package_version();
   }

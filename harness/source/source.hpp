@@ -41,6 +41,11 @@ struct PreparedSource {
 // $KSANDWICH_CACHE, or /var/cache/ksandwich.
 fs::path default_cache_root();
 
+// Checks, touching nothing, that the source exists (the git tree and its commit, and
+// LATER_COMMIT when given - an arm's commit, which needs a git source; or the archive).
+// Returns the resolved commit of a git source, "" for an archive. Throws UserError.
+std::string check_source(const experiment::KernelSource& source, const std::string& later_commit = "");
+
 // Checks the source exists, computes its identity (hashes the archive, resolves the
 // commit) and unpacks it unless the cache already holds it. Unpacking goes into
 // <cache>/source/.tmp-*, renamed into place when complete, so a crash or Ctrl-C never

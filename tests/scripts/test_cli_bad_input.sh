@@ -40,6 +40,8 @@ for name, device in [("root-device", "/dev/vda"), ("not-a-device", "/etc/hostnam
 qemu = dict(base, backend="qemu", storage={"kind": "brd", "size_mib": 256})
 json.dump(dict(qemu, arms={"control": {}, "patched": {"patches": ["no-such.patch"]}}), open(f"{d}/qemu-missing-patch.json", "w"))
 json.dump(dict(qemu, config={"fragments": ["no-such-fragment"]}), open(f"{d}/qemu-missing-fragment.json", "w"))
+json.dump(dict(qemu, arms={"control": {}, "patched": {"patches": ["/etc/hostname"]}}), open(f"{d}/qemu-not-a-patch.json", "w"))
+json.dump(dict(qemu, source={"kind": "git", "path": f"{d}/no-such-tree", "commit": "HEAD"}), open(f"{d}/qemu-no-tree.json", "w"))
 json.dump(dict(qemu, storage={"kind": "zram"}), open(f"{d}/qemu-zram.json", "w"))
 json.dump(dict(qemu, storage={"kind": "brd", "size_mib": 4096}), open(f"{d}/qemu-brd-too-big.json", "w"))
 PY
@@ -73,6 +75,10 @@ fi
 if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v mkfs.btrfs >/dev/null; then
   expect_error "qemu: a patch file that does not exist" "patch file not found: $tmp/no-such.patch" -- "$ks" run "$tmp/qemu-missing-patch.json" --out "$tmp/o9"
   expect_error "qemu: a config fragment that does not exist" "config fragment not found" -- "$ks" run "$tmp/qemu-missing-fragment.json" --out "$tmp/o10"
+  # --dry-run checks what a real run checks before it builds: it must not exit 0 on these.
+  expect_error "qemu --dry-run: a patch file that does not exist" "patch file not found" -- "$ks" run "$tmp/qemu-missing-patch.json" --dry-run
+  expect_error "qemu --dry-run: a file that is no patch" "no diff found" -- "$ks" run "$tmp/qemu-not-a-patch.json" --dry-run
+  expect_error "qemu --dry-run: a git tree that does not exist" "does not exist" -- "$ks" run "$tmp/qemu-no-tree.json" --dry-run
   expect_error "qemu: a storage kind the guest cannot have" "not available on the qemu backend" -- "$ks" run "$tmp/qemu-zram.json" --out "$tmp/o11"
   expect_error "qemu: a brd larger than the guest" "does not fit in a guest" -- "$ks" run "$tmp/qemu-brd-too-big.json" --out "$tmp/o12"
 else
