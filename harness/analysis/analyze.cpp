@@ -89,8 +89,8 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
                                   disturbed, kDisturbedCanaryFactor));
   if (auto shift = canary_shift(samples, options.control_arm, options.patched_arm);
       shift && (*shift > kCanaryShiftNote || *shift < 1 / kCanaryShiftNote))
-    w.notes.push_back(fmt::format("the canary (a fixed CPU loop timed beside each round) ran {:+.1f}% in the {} arm "
-                                  "against the {} arm: the patch changes how fast this machine runs plain code "
+    w.notes.push_back(fmt::format("the canary (a fixed CPU loop timed beside each round) took {:+.1f}% time in the {} "
+                                  "arm against the {} arm: the patch changes how fast this machine runs plain code "
                                   "(a finding about the patch; each arm's rounds are judged against their own arm)",
                                   100 * (*shift - 1), options.patched_arm, options.control_arm));
   if (tally.clock_rounds > 0)

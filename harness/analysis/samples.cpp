@@ -95,15 +95,18 @@ std::vector<PointSample> measured_samples(const std::vector<evidence::Point>& po
 
 std::optional<double> canary_shift(const std::vector<PointSample>& samples, const std::string& control_arm,
                                    const std::string& patched_arm) {
-  auto usual = [&](const std::string& arm) {
+  auto fastest = [&](const std::string& arm) {
     std::vector<double> v;
     for (auto& s : samples)
       if (s.arm == arm && s.fastest_canary_ns > 0) v.push_back(s.fastest_canary_ns);
-    return v.empty() ? 0.0 : stats::median(v);
+    std::sort(v.begin(), v.end());
+    return v;
   };
-  const double control = usual(control_arm), patched = usual(patched_arm);
-  if (control <= 0 || patched <= 0) return std::nullopt;
-  return patched / control;
+  const auto control = fastest(control_arm), patched = fastest(patched_arm);
+  if (control.size() < kCanaryShiftMinPoints || patched.size() < kCanaryShiftMinPoints) return std::nullopt;
+  // The arms apart: every point of one arm beyond every point of the other.
+  if (!(patched.front() > control.back() || patched.back() < control.front())) return std::nullopt;
+  return stats::median(patched) / stats::median(control);
 }
 
 RowTally tally_rows(const std::vector<evidence::Row>& rows, const std::string& workload,
