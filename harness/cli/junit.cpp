@@ -9,7 +9,7 @@ namespace ks::cli {
 
 void set_junit_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("junit", "JUnit XML of a bundle for CI: one test case per workload (material "
-                                          "regression: failure; INVALID: error; INCONCLUSIVE: skipped)");
+                                          "regression: failure; INVALID: error; INCONCLUSIVE: skipped; an unfinished run: an error)");
   struct Args {
     std::string bundle, out;
   };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/document.hpp"
 #include "util/files.hpp"
 
@@ -51,6 +53,16 @@ std::string junit(const evidence::Bundle& b) {
       cases += fmt::format("    <testcase classname=\"ksandwich.{}\" name=\"{}\">{}</testcase>\n", html_escape(suite),
                            html_escape(w.workload), body);
     }
+  // A run that has not finished is no pass: CI must not read "0 failures" from it.
+  const auto pending = std::count_if(b.points.begin(), b.points.end(), [](auto& p) { return p.status == "pending"; });
+  if (!b.analysis || pending > 0) {
+    ++tests, ++errors;
+    cases += fmt::format(
+        "    <testcase classname=\"ksandwich.{}\" name=\"run\"><error type=\"UNFINISHED\" message=\"{}\"/></testcase>\n",
+        html_escape(suite),
+        html_escape(fmt::format("the run is unfinished: {} of {} points pending{}; finish it with ksandwich run --resume DIR",
+                                pending, b.points.size(), b.analysis ? "" : ", no analysis yet")));
+  }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<testsuites name=\"ksandwich\" tests=\"{1}\" failures=\"{2}\" errors=\"{3}\" skipped=\"{4}\">\n"

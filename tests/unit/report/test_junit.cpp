@@ -1,5 +1,5 @@
 // JUnit XML for CI: one test case per workload of a real bundle; a material regression
-// fails, INVALID errs, INCONCLUSIVE is skipped with its reason.
+// fails, INVALID errs, INCONCLUSIVE is skipped with its reason, an unfinished run errs.
 #include <catch2/catch.hpp>
 #include <cstdio>
 
@@ -48,4 +48,19 @@ TEST_CASE("junit: a material regression fails, INVALID errs, NO_CHANGE passes", 
   CHECK(xml.find("<error type=\"INVALID\" message=\"invalid data; failed gates: kernel_health\"/>") !=
         std::string::npos);
   CHECK(xml.find("<system-out>NO_CHANGE: ") != std::string::npos);
+}
+
+TEST_CASE("junit: an unfinished run is an error, never a pass", "[report]") {
+  // Before, a bundle with pending points or no analysis gave tests="0" failures="0": green in CI.
+  auto b = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
+  b.points[10].status = "pending";
+  b.points[11].status = "pending";
+  auto xml = report::junit(b);
+  CHECK(xml.find("tests=\"4\" failures=\"0\" errors=\"1\" skipped=\"3\"") != std::string::npos);
+  CHECK(xml.find("name=\"run\"><error type=\"UNFINISHED\" message=\"the run is unfinished: 2 of 12 points pending;") !=
+        std::string::npos);
+  b.analysis.reset();
+  xml = report::junit(b);
+  CHECK(xml.find("tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("2 of 12 points pending, no analysis yet") != std::string::npos);
 }
