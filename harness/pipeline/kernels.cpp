@@ -56,6 +56,21 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
   }
 }
 
+std::string describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                             const fs::path& experiment_dir) {
+  std::string out;
+  for (auto& arm : build_order(e)) {
+    auto r = kernel::request_for_arm(e, arm, repo_dir, experiment_dir);
+    out += "  " + arm + ": " + (r.source.kind.empty() ? std::string("debian") : r.source.kind) + " " +
+           source::origin_path(r.source).string();
+    if (!r.source.commit.empty()) out += " at " + r.source.commit;
+    if (!r.commit.empty()) out += ", then its diff to " + r.commit;
+    for (auto& p : r.patches) out += ", + " + kernel::resolve_patch(p, repo_dir).string();
+    out += "\n";
+  }
+  return out;
+}
+
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir) {
   RunKernels k;

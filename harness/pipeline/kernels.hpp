@@ -23,11 +23,16 @@ struct RunKernels {
 };
 
 // The files the builds need exist: the kernel source (and each arm's commit), every config
-// fragment and every arm's patches, and each
-// patch file holds a diff (a mailbox or a plain diff, not /etc/hostname). Cheap; run before
-// anything is written, and by --dry-run, so a typo costs nothing. Throws UserError.
+// fragment and every arm's patches, and each patch file holds a diff (a mailbox or a plain
+// diff, not /etc/hostname). Cheap; run before anything is written, and by --dry-run, so a
+// typo costs nothing. Throws UserError.
 void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir);
+
+// One line an arm, control first: what its kernel is made of (the source, a later commit,
+// the patches), as the dry run shows it. Run after check_kernel_inputs.
+std::string describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                             const fs::path& experiment_dir);
 
 // Builds every arm (the others reuse the control's objects). Throws UserError for bad
 // input (a patch that does not apply, a config symbol that cannot be had) before anything

@@ -1,6 +1,7 @@
 #include "pipeline/run.hpp"
 
 #include <chrono>
+#include <set>
 #include <cstdio>
 #include <fmt/format.h>
 
@@ -205,14 +206,24 @@ boot::PointContext point_context(const experiment::Experiment& e, const experime
 }
 
 // Touches nothing, not even the kernel cache: under QEMU the kernel image is a placeholder.
+// The order of the points, what each kernel is made of, and one point of each arm in full
+// (the others differ only in their directories).
 void print_dry_run(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan,
-                   const boot::Backend& backend, const fs::path& out_dir) {
+                   const boot::Backend& backend, const fs::path& out_dir, const fs::path& repo_dir,
+                   const fs::path& experiment_dir) {
   std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
               e.backend.c_str(), e.scheme.c_str(), plan.size());
-  if (experiment::backend_rules(e.backend).boots_kernels)
-    std::printf("kernels: each arm is built first, or found in the build cache (ksandwich build)\n");
+  if (experiment::backend_rules(e.backend).boots_kernels) {
+    std::printf("kernels (each built before the first point, or found in the build cache):\n%s",
+                describe_kernels(e, repo_dir, experiment_dir).c_str());
+  }
+  std::string order;
+  for (auto& p : plan) order += fmt::format("{}{} {}", p.index == 0 ? "" : ", ", p.index, p.arm);
+  std::printf("order: %s\n", order.c_str());
+  std::set<std::string> shown;
   for (auto& p : plan) {
-    std::printf("\npoint %d (block %d): %s\n", p.index, p.block, p.arm.c_str());
+    if (!shown.insert(p.arm).second) continue;
+    std::printf("\nthe %s arm's points, as point %d (block %d):\n", p.arm.c_str(), p.index, p.block);
     std::fputs(backend.describe_point(point_context(e, p, out_dir, RunKernels{})).c_str(), stdout);
   }
 }
@@ -380,7 +391,7 @@ int run(const RunOptions& o) {
   backend->check_experiment(e);
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);
   if (o.dry_run) {
-    print_dry_run(e, plan, *backend, o.out_dir);
+    print_dry_run(e, plan, *backend, o.out_dir, o.repo_dir, experiment_dir);
     return kExitOk;
   }
   // The checks first (they touch nothing, and the storage guard must refuse a device before
