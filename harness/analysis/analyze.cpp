@@ -87,8 +87,7 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
     w.notes.push_back(fmt::format("{} round(s) left out as disturbed: the canary timed beside them took more "
                                   "than {}x its median in their arm over the run",
                                   disturbed, kDisturbedCanaryFactor));
-  if (auto shift = canary_shift(samples, options.control_arm, options.patched_arm);
-      shift && (*shift > kCanaryShiftNote || *shift < 1 / kCanaryShiftNote))
+  if (auto shift = canary_shift(samples, options.control_arm, options.patched_arm))
     w.notes.push_back(fmt::format("the canary (a fixed CPU loop timed beside each round) took {:+.1f}% time in the {} "
                                   "arm against the {} arm: the patch changes how fast this machine runs plain code "
                                   "(a finding about the patch; each arm's rounds are judged against their own arm)",

@@ -106,7 +106,9 @@ std::optional<double> canary_shift(const std::vector<PointSample>& samples, cons
   if (control.size() < kCanaryShiftMinPoints || patched.size() < kCanaryShiftMinPoints) return std::nullopt;
   // The arms apart: every point of one arm beyond every point of the other.
   if (!(patched.front() > control.back() || patched.back() < control.front())) return std::nullopt;
-  return stats::median(patched) / stats::median(control);
+  const double shift = stats::median(patched) / stats::median(control);
+  if (shift <= kCanaryShiftNote && shift >= 1 / kCanaryShiftNote) return std::nullopt;
+  return shift;
 }
 
 RowTally tally_rows(const std::vector<evidence::Row>& rows, const std::string& workload,

@@ -44,9 +44,10 @@ constexpr double kDisturbedPointFactor = 1.15;
 constexpr size_t kDisturbedPointMinRounds = 8;
 
 // The patched arm's usual fastest canary over the control arm's (the median over each arm's
-// points of their fastest), when each arm has kCanaryShiftMinPoints timed points and the arms
-// do not overlap (every point of one beyond every point of the other): a patch that changes
-// how fast the CPU runs a plain loop shows here, and the report says so (kCanaryShiftNote).
+// points of their fastest), when it is a finding about the patch: each arm has
+// kCanaryShiftMinPoints timed points, the arms do not overlap (every point of one beyond
+// every point of the other) and the shift is beyond kCanaryShiftNote either way. A patch
+// that changes how fast the CPU runs a plain loop shows here, and the report says so.
 // Otherwise nullopt: one point a side, or overlapping arms, is host noise (the A/A screen in
 // tests/data/bundles/host-screen.json: -22.8% on one patched point against two controls).
 std::optional<double> canary_shift(const std::vector<PointSample>& samples, const std::string& control_arm,

@@ -61,7 +61,7 @@ std::string describe_kernels(const experiment::Experiment& e, const fs::path& re
   std::string out;
   for (auto& arm : build_order(e)) {
     auto r = kernel::request_for_arm(e, arm, repo_dir, experiment_dir);
-    out += "  " + arm + ": " + (r.source.kind.empty() ? std::string("debian") : r.source.kind) + " " +
+    out += "  " + arm + ": " + source::kind_of(r.source) + " " +
            source::origin_path(r.source).string();
     if (!r.source.commit.empty()) out += " at " + r.source.commit;
     if (!r.commit.empty()) out += ", then its diff to " + r.commit;

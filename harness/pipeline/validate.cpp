@@ -206,16 +206,8 @@ evidence::Bundle rejudged(const evidence::Bundle& b) {
   return again;
 }
 
-std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
+std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle& b, const evidence::Bundle& again) {
   std::vector<Mismatch> out;
-  check_rows(b, out);
-  evidence::Bundle again;
-  try {
-    again = rejudged(b);
-  } catch (const UserError& err) {
-    out.push_back({"/analysis", nullptr, nullptr, std::string("cannot be recomputed: ") + err.what()});
-    return out;
-  }
   if (!b.analysis) {
     // A run writes its bundle before the first point ends: no analysis yet is honest then.
     if (std::any_of(b.points.begin(), b.points.end(), [](auto& p) { return p.status != "pending"; }))
@@ -228,6 +220,18 @@ std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundl
   const int stored_exit = analysis::exit_code_for(b), recomputed_exit = analysis::exit_code_for(again);
   if (stored_exit != recomputed_exit)
     out.push_back({"(exit code)", stored_exit, recomputed_exit, "the exit code of the run the bundle claims"});
+  return out;
+}
+
+std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
+  std::vector<Mismatch> out;
+  check_rows(b, out);
+  try {
+    auto changes = judgement_changes(raw, b, rejudged(b));
+    out.insert(out.end(), changes.begin(), changes.end());
+  } catch (const UserError& err) {
+    out.push_back({"/analysis", nullptr, nullptr, std::string("cannot be recomputed: ") + err.what()});
+  }
   return out;
 }
 

@@ -51,6 +51,11 @@ std::vector<SchemaError> check_bundle_schema(const std::filesystem::path& path);
 // cannot be read or the analysis cannot be made (the message says which).
 evidence::Bundle rejudged(const evidence::Bundle& b);
 
+// Pure: where B's stored analysis, verdict and exit code (RAW: B as parsed JSON) differ from
+// AGAIN, B re-judged (rejudged(B)). No analysis stored is honest while every point is pending.
+std::vector<Mismatch> judgement_changes(const nlohmann::json& raw, const evidence::Bundle& b,
+                                        const evidence::Bundle& again);
+
 // Pure: recomputes the analysis from RAW (the bundle as parsed JSON) and B (the same, read
 // into the model) and lists every field and gate that differs, numbers within a relative
 // 1e-9. Also: rows that name a point that does not exist or ran another arm, ns_per_op

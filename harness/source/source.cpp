@@ -143,10 +143,21 @@ void sweep_stale_temporaries(const fs::path& dir) {
   }
 }
 
-CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, const fs::path& cache_root) {
-  if (base.kind != "git" || base.commit.empty())
-    throw UserError("an arm's commit needs a git source (this one is " + base.kind + ")",
+namespace {
+
+// An arm's commit is a diff from the source's commit: only a git source has one.
+void require_git_for_commit(const std::string& kind) {
+  if (kind != "git")
+    throw UserError("an arm's commit needs a git source (this one is " + kind + ")",
                     "set \"source\": {\"kind\": \"git\", \"path\": ..., \"commit\": BASELINE}");
+}
+
+}  // namespace
+
+std::string kind_of(const experiment::KernelSource& source) { return source.kind.empty() ? "debian" : source.kind; }
+
+CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, const fs::path& cache_root) {
+  require_git_for_commit(base.kind);  // a git identity always carries its resolved commit
   CommitDiff d;
   d.commit = resolve_commit(base.origin, name);
   d.subject = trim(proc::run_checked(command({"git", "-C", base.origin, "log", "-1", "--format=%s", d.commit}, 1min)).out);
@@ -189,11 +200,9 @@ std::string check_source(const experiment::KernelSource& source, const std::stri
     if (!later_commit.empty()) (void)resolve_commit(origin, later_commit);
     return resolve_commit(origin, source.commit);
   }
-  if (!later_commit.empty())
-    throw UserError("an arm's commit needs a git source (this one is " + (source.kind.empty() ? std::string("debian") : source.kind) + ")",
-                    "set \"source\": {\"kind\": \"git\", \"path\": ..., \"commit\": BASELINE}");
+  if (!later_commit.empty()) require_git_for_commit(kind_of(source));
   if (!fs::is_regular_file(origin)) {
-    std::string hint = source.kind.empty() || source.kind == "debian"
+    std::string hint = kind_of(source) == "debian"
         ? "install it with `apt-get install linux-source-6.1` (tools/setup.sh does), or name "
           "another source in the experiment (source.kind tarball or git)"
         : "give the path of a kernel .tar, .tar.gz or .tar.xz in source.path";
@@ -205,7 +214,7 @@ std::string check_source(const experiment::KernelSource& source, const std::stri
 PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
                        const std::function<void(const std::string&)>& note) {
   SourceIdentity id;
-  id.kind = source.kind.empty() ? "debian" : source.kind;
+  id.kind = kind_of(source);
   auto origin = origin_path(source);
   id.origin = origin.string();
   id.commit = check_source(source);

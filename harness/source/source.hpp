@@ -68,6 +68,8 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
 
 // The path a source names (the Debian tarball when none is given).
 fs::path origin_path(const experiment::KernelSource& source);
+// Its kind: "debian" when none is given.
+std::string kind_of(const experiment::KernelSource& source);
 
 // "6.1.192" from the top-level Makefile (VERSION, PATCHLEVEL, SUBLEVEL, EXTRAVERSION);
 // empty when the text is not a kernel Makefile. Pure.
