@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <cstdio>
 #include <random>
-#include <regex>
 
 #include "boot/knobs.hpp"
 #include "boot/phases.hpp"
@@ -25,28 +24,6 @@ namespace ks::boot {
 namespace {
 
 using nlohmann::json;
-
-// The run's id, kept in DIR/run-id so that later points and --resume find the same one:
-// it labels the filesystems this run makes (storage::run_label).
-std::string run_id(const fs::path& bundle_dir) {
-  static const std::regex id_pattern("[0-9a-f]{16}");
-  auto path = bundle_dir / "run-id";
-  if (auto text = try_read_file(path)) {
-    auto id = trim(*text);
-    if (std::regex_match(id, id_pattern)) return id;
-    throw UserError(path.string() + " does not hold a run id (16 hex digits)",
-                    "it was changed by hand: put it back, or start a new run with --out NEWDIR");
-  }
-  std::random_device random;
-  std::string id;
-  for (int i = 0; i < 2; ++i) {
-    char part[9];
-    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
-    id += part;
-  }
-  write_file_atomic(path, id + "\n");
-  return id;
-}
 
 // A workload's directory on the mount. Its name is a plain name (the parser made sure);
 // checked again here, as the last step before the directory is made.
@@ -136,7 +113,7 @@ PointResult HostBackend::run_point(const PointContext& ctx) {
   request.size_mib = e.storage.size_mib;
   request.device = e.storage.device;
   request.allow_overwrite = e.storage.allow_overwrite;
-  request.label = storage::run_label(run_id(ctx.bundle_dir));
+  request.label = storage::run_label(storage::run_id(ctx.bundle_dir));
   request.mkfs_options = e.storage.mkfs_options;
   request.mkfs_options.insert(request.mkfs_options.end(), ctx.arm.extra_mkfs_options.begin(),
                               ctx.arm.extra_mkfs_options.end());

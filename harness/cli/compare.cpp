@@ -2,7 +2,7 @@
 
 #include "analysis/analyze.hpp"
 #include "cli/commands.hpp"
-#include "pipeline/bundle_file.hpp"
+#include "pipeline/validate.hpp"
 #include "pipeline/compare.hpp"
 #include "report/report.hpp"
 
@@ -35,8 +35,8 @@ void set_compare_command(CLI::App& app, Context& context) {
     o.allow_environment_change = args->allow_environment_change;
     check_json_file(args->before, "bundle");
     check_json_file(args->after, "bundle");
-    auto result = pipeline::compare_bundles(pipeline::load_bundle(args->before),
-                                            pipeline::load_bundle(args->after), o);
+    auto result = pipeline::compare_bundles(pipeline::load_schema_valid_bundle(args->before),
+                                            pipeline::load_schema_valid_bundle(args->after), o);
     fmt::print("{}", report::render(result, args->format));
     context.exit_code = analysis::exit_code_for(result);
   });

@@ -71,10 +71,15 @@ void check_json_file(const fs::path& path, const std::string& what) {
   if (!fs::exists(path, ec)) return;  // the subcommand says it does not exist, in its words
   if (fs::is_directory(path, ec))
     throw UserError(what + " " + path.string() + " is a directory", "name the JSON file itself");
-  auto text = try_read_file(path);
-  if (!text)
-    throw UserError(what + " " + path.string() + " cannot be read: " + std::strerror(errno),
-                    "check the path and its permissions");
+  // Bounded, and never a FIFO or device: /dev/zero would be read forever, a FIFO block.
+  std::optional<std::string> text;
+  try {
+    text = read_regular_file(path, size_t(32) << 20, Links::follow);
+  } catch (const SystemError& err) {
+    throw UserError(what + " " + path.string() + " cannot be read: " + err.what(),
+                    "name the JSON file a run wrote or you wrote");
+  }
+  if (!text) return;
   if (pipeline::is_gzip(*text)) return;  // pipeline::load_bundle checks it decompressed
   experiment::check_json_text(*text, path.string());
 }

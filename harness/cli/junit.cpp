@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "pipeline/bundle_file.hpp"
+#include "pipeline/validate.hpp"
 #include "report/junit.hpp"
 #include "util/files.hpp"
 
@@ -19,7 +19,7 @@ void set_junit_command(CLI::App& app, Context& context) {
       ->check(non_empty_path());
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");
-    auto xml = report::junit(pipeline::load_bundle(args->bundle));
+    auto xml = report::junit(pipeline::load_schema_valid_bundle(args->bundle));
     if (args->out.empty())
       fmt::print("{}", xml);
     else

@@ -31,6 +31,17 @@ json get_json(const json& j, const char* key) {
   return it == j.end() ? json() : *it;
 }
 
+// J's "verdict", one of kVerdicts.
+std::string verdict_from(const json& j) {
+  auto v = j.at("verdict").get<std::string>();
+  std::string known;
+  for (const char* k : kVerdicts) {
+    if (v == k) return v;
+    known += (known.empty() ? "" : ", ") + std::string(k);
+  }
+  throw json::other_error::create(501, "verdict \"" + v + "\" is not one of " + known, &j);
+}
+
 json point_json(const Point& p) {
   json j{{"id", p.id},
          {"block", p.block},
@@ -191,7 +202,7 @@ void from_json(const json& j, WorkloadAnalysis& w) {
   w.unexpected_results = get_or<uint64_t>(j, "unexpected_results", 0);
   w.failed_rounds = get_or<uint64_t>(j, "failed_rounds", 0);
   w.min_expected_match_ratio = get_or(j, "min_expected_match_ratio", 100.0);
-  w.verdict = j.at("verdict").get<std::string>();
+  w.verdict = verdict_from(j);
   w.material = get_or(j, "material", false);
   w.gates_failed = get_or(j, "gates_failed", std::vector<std::string>{});
 }
@@ -300,6 +311,9 @@ Bundle from_json(const json& j) {
                                 "plan", "builds", "points", "rows", "analysis", "verdict"};
   Bundle b;
   b.schema_version = j.at("schema_version").get<int>();
+  if (b.schema_version < 1 || b.schema_version > kSchemaVersion)
+    throw json::other_error::create(501, "schema_version " + std::to_string(b.schema_version) +
+                                             " is not one this ksandwich reads (1 to " + std::to_string(kSchemaVersion) + ")", &j);
   b.tool = get_json(j, "tool");
   b.created_at = get_or<std::string>(j, "created_at", "");
   b.updated_at = get_or<std::string>(j, "updated_at", "");
@@ -313,7 +327,7 @@ Bundle from_json(const json& j) {
   for (auto& r : get_json(j, "rows")) b.rows.push_back(row_from_json(r));
   if (j.contains("analysis") && !j["analysis"].is_null())
     b.analysis = analysis_from_json(j["analysis"]);
-  b.verdict = j.at("verdict").get<std::string>();
+  b.verdict = verdict_from(j);
   b.extra = json::object();
   for (auto& [k, v] : j.items())
     if (std::find(std::begin(known), std::end(known), k) == std::end(known)) b.extra[k] = v;

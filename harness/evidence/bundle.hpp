@@ -14,6 +14,10 @@ namespace ks::evidence {
 
 inline constexpr int kSchemaVersion = 1;
 
+// Every verdict a workload or a bundle can carry (statistics.md; the schema's enum): a
+// reader refuses any other word rather than pass it on to a CI gate.
+inline constexpr const char* kVerdicts[] = {"REGRESSION", "IMPROVEMENT", "NO_CHANGE", "INCONCLUSIVE", "INVALID"};
+
 // One round of one workload at one point, as the agent measured it.
 struct Row {
   int point = 0;

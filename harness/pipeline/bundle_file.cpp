@@ -21,8 +21,10 @@ using nlohmann::json;
 
 namespace {
 
-// A bundle is a few MiB at most; a "bundle" that inflates beyond this is not one.
-constexpr size_t kMaxInflated = size_t(1) << 30;
+// A bundle is well under a MiB (a nightly's with every kernel log: a few); a file beyond
+// these is not one, and reading it whole would only cost memory.
+constexpr size_t kMaxBundleFile = size_t(32) << 20;
+constexpr size_t kMaxInflated = size_t(64) << 20;
 
 std::string gunzip(const std::string& data, const std::filesystem::path& path) {
   z_stream z{};
@@ -38,13 +40,25 @@ std::string gunzip(const std::string& data, const std::filesystem::path& path) {
     rc = inflate(&z, Z_NO_FLUSH);
     out.append(buffer, sizeof buffer - z.avail_out);
     bool stuck = rc == Z_BUF_ERROR && z.avail_in == 0;  // the file ended mid-stream
-    if ((rc != Z_OK && rc != Z_STREAM_END) || stuck || out.size() > kMaxInflated) {
+    if (out.size() > kMaxInflated) {
+      inflateEnd(&z);
+      throw UserError(path.string() + " inflates to more than " + std::to_string(kMaxInflated >> 20) +
+                          " MiB: no bundle is that large",
+                      "pass the bundle.json.gz a run wrote, or the bundle.json beside it");
+    }
+    if ((rc != Z_OK && rc != Z_STREAM_END) || stuck) {
       inflateEnd(&z);
       throw UserError(path.string() + " is not a whole gzip file" + (z.msg ? std::string(": ") + z.msg : ""),
                       "copy the bundle.json.gz again (or pass the bundle.json beside it)");
     }
   }
+  // One member and nothing after it: a second member or trailing bytes are not what a run
+  // wrote, and another reader (zcat) would see different content.
+  const bool trailing = z.avail_in != 0;
   inflateEnd(&z);
+  if (trailing)
+    throw UserError(path.string() + " holds more than one gzip stream (or bytes after its end)",
+                    "pass the bundle.json.gz a run wrote, or the bundle.json beside it");
   return out;
 }
 
@@ -57,9 +71,14 @@ bool is_gzip(std::string_view data) {
 }
 
 std::string read_bundle_text(const std::filesystem::path& path, bool* compressed) {
-  if (!std::filesystem::exists(path))
-    throw UserError(path.string() + " does not exist", "pass the bundle.json (or bundle.json.gz) a run wrote");
-  auto data = read_file(path);
+  std::optional<std::string> read;
+  try {
+    read = read_regular_file(path, kMaxBundleFile, Links::follow);
+  } catch (const SystemError& err) {
+    throw UserError(std::string(err.what()) + ": not a bundle", "pass the bundle.json (or bundle.json.gz) a run wrote");
+  }
+  if (!read) throw UserError(path.string() + " does not exist", "pass the bundle.json (or bundle.json.gz) a run wrote");
+  auto& data = *read;
   if (compressed) *compressed = is_gzip(data);
   return is_gzip(data) ? gunzip(data, path) : data;
 }

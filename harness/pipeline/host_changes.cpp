@@ -192,15 +192,28 @@ int unregister_dead(const fs::path& state_dir, const fs::path& out_dir) {
 fs::path journal_file(const fs::path& out_dir) { return out_dir / "logs/journal.jsonl"; }
 
 void require_own_run_dir(const fs::path& out_dir) {
-  for (auto& dir : {out_dir, out_dir / "logs"}) {
+  // What a run reads back or writes into again (a resume, a cleanup): its directories, each
+  // point's, and the files it re-reads. What does not exist yet the run makes itself.
+  std::vector<std::pair<fs::path, mode_t>> own{{out_dir, S_IFDIR},
+                                               {out_dir / "logs", S_IFDIR},
+                                               {out_dir / "points", S_IFDIR},
+                                               {out_dir / "bundle.json", S_IFREG},
+                                               {out_dir / "bundle.json.gz", S_IFREG},
+                                               {out_dir / "run-id", S_IFREG}};
+  std::error_code ec;
+  struct stat points{};
+  if (::lstat((out_dir / "points").c_str(), &points) == 0 && S_ISDIR(points.st_mode))
+    for (auto& p : fs::directory_iterator(out_dir / "points", ec)) own.emplace_back(p.path(), S_IFDIR);
+  for (auto& [path, kind] : own) {
     struct stat st{};
-    if (::lstat(dir.c_str(), &st) != 0) continue;
-    if (!S_ISDIR(st.st_mode))
-      throw UserError(dir.string() + " is not a directory (a symbolic link or a file)",
-                      "name a run's output directory; `run` makes it and its logs/");
-    if (st.st_uid != ::geteuid() || (st.st_mode & S_IWOTH) != 0)
-      throw UserError(dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                          ((st.st_mode & S_IWOTH) ? " and others may write to it" : ""),
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if ((st.st_mode & S_IFMT) != kind)
+      throw UserError(path.string() + " is not a " + (kind == S_IFDIR ? "directory" : "regular file") +
+                          " (a symbolic link or another kind of file)",
+                      "name a run's output directory as its run left it; `run` makes it, its logs/ and points/");
+    if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+      throw UserError(path.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                          ((st.st_mode & (S_IWGRP | S_IWOTH)) ? " and others may write to it" : ""),
                       "choose a new --out DIR (the run makes it), or one you own that only you may write to");
   }
 }

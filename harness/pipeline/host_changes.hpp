@@ -27,9 +27,10 @@ inline const fs::path kStateDir = "/run/ksandwich";
 // DIR/logs/journal.jsonl
 fs::path journal_file(const fs::path& out_dir);
 
-// A run reads and writes its output directory and logs/ as root: throws UserError when either
-// exists and is a link, not a directory, another user's, or world-writable (links planted
-// there would be written through). What does not exist yet the run makes itself.
+// A run reads and writes its output directory as root: throws UserError when the directory,
+// its logs/, points/ or a point's directory, or bundle.json(.gz) or run-id, exists and is a
+// link, not of its kind, another user's, or world-writable (links planted there would be
+// written through, files read back as the run's own). What does not exist yet the run makes.
 void require_own_run_dir(const fs::path& out_dir);
 
 // Where cleanup may act: what a run makes lies only there. Tests point them at a temporary

@@ -21,6 +21,7 @@
 #include "proc/runner.hpp"
 #include "report/report.hpp"
 #include "source/source.hpp"
+#include "storage/storage.hpp"
 #include "stats/sequential.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -228,6 +229,29 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
   }
 }
 
+// A run directory is resumed only as its run left it: the points follow the plan the
+// experiment gives (all of them, or the blocks before an early stop), and the run id is
+// intact. A damaged one (points cut short, an edited plan or experiment) would be finished
+// into a bundle its own validate rejects.
+void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const fs::path& dir) {
+  auto damaged = [&](const std::string& what) {
+    return UserError("cannot resume: " + dir.string() + " is not as its run left it: " + what,
+                     "start a new run with --out NEWDIR");
+  };
+  if (e.scheme == "confirm" && b.plan.is_object() && b.plan.value("blocks", json()).is_number_unsigned())
+    e.blocks = b.plan["blocks"].get<uint32_t>();  // the size chosen when the run began
+  auto plan = experiment::plan_points(e);
+  if (b.plan != plan_json(e, plan)) throw damaged("its plan is not the one its experiment gives");
+  const bool stopped_early = b.extra.is_object() && b.extra.value("stopped", json::object()).value("early", false);
+  if (b.points.size() > plan.size() || (b.points.size() < plan.size() && !stopped_early))
+    throw damaged(fmt::format("{} points where the plan has {}", b.points.size(), plan.size()));
+  for (size_t i = 0; i < b.points.size(); ++i)
+    if (b.points[i].id != plan[i].index || b.points[i].arm != plan[i].arm || b.points[i].block != plan[i].block)
+      throw damaged(fmt::format("point {} is not the plan's point {} ({} in block {})", b.points[i].id, i,
+                                plan[i].arm, plan[i].block));
+  storage::existing_run_id(dir);
+}
+
 // A resumed run must boot the kernels its finished points booted.
 void check_same_kernels(const json& recorded, const json& now) {
   auto sha = [](const json& builds, const std::string& arm) {
@@ -352,6 +376,10 @@ int run(const RunOptions& o) {
   experiment::Experiment e;
   fs::path experiment_dir;
   if (o.resume) {
+    // Before its bundle is read as the run's own: the experiment in it names the device a
+    // resumed run formats, so only a bundle.json root wrote, in a directory only root may
+    // change, is taken at its word.
+    require_own_run_dir(o.out_dir);
     bundle = load_for_resume(o.out_dir);
     if (bundle.schema_version != evidence::kSchemaVersion)
       throw UserError("cannot resume: " + (o.out_dir / "bundle.json").string() + " has schema_version " +
@@ -359,6 +387,7 @@ int run(const RunOptions& o) {
                           std::to_string(evidence::kSchemaVersion),
                       "resume it with the ksandwich that started it, or start a new run");
     e = experiment::parse(bundle.experiment);
+    check_resumable(bundle, e, o.out_dir);
     if (!o.experiment_file.empty() &&
         experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string()).raw != bundle.experiment)
       throw UserError("cannot resume: " + o.experiment_file.string() + " is not the experiment " +

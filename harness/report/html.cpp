@@ -138,7 +138,7 @@ std::string lower(std::string s) {
 
 // ks-v-regression etc., from the verdict word a verdict line carries.
 std::string verdict_class(const std::string& text) {
-  for (const char* v : {"REGRESSION", "IMPROVEMENT", "NO_CHANGE", "INCONCLUSIVE", "INVALID"})
+  for (const char* v : evidence::kVerdicts)
     if (text.find(std::string(", ") + v) != std::string::npos ||
         text.find(std::string(": ") + v) != std::string::npos)
       return std::string(" ks-v-") + lower(v);

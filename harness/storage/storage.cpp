@@ -157,6 +157,35 @@ Availability probe_availability(const std::string& requested) {
 
 std::string run_label(const std::string& run_id) { return "ksandwich-" + run_id; }
 
+std::optional<std::string> existing_run_id(const fs::path& run_dir) {
+  auto path = run_dir / "run-id";
+  std::optional<std::string> text;
+  try {
+    text = read_regular_file(path, 4096, Links::refuse);
+  } catch (const SystemError& err) {
+    throw UserError(std::string(err.what()), "the run directory was changed by hand: start a new run with --out NEWDIR");
+  }
+  if (!text) return std::nullopt;
+  auto id = trim(*text);
+  if (id.size() != 16 || id.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw UserError(path.string() + " does not hold a run id (16 hex digits)",
+                    "it was changed by hand: put it back, or start a new run with --out NEWDIR");
+  return id;
+}
+
+std::string run_id(const fs::path& run_dir) {
+  if (auto id = existing_run_id(run_dir)) return *id;
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 2; ++i) {
+    char part[9];
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
+    id += part;
+  }
+  write_file_atomic(run_dir / "run-id", id + "\n");
+  return id;
+}
+
 std::string resolve_kind(const std::string& requested) {
   return resolve_kind(requested, probe_availability(requested));
 }

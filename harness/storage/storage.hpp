@@ -9,6 +9,7 @@
 // change is journaled first (util/journal), so what a SIGKILL left can be undone later.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -34,6 +35,12 @@ struct Request {
 
 // "ksandwich-<run id>": the label a run puts on the filesystems it makes.
 std::string run_label(const std::string& run_id);
+// The id of the run whose directory is RUN_DIR, kept in RUN_DIR/run-id (16 hex digits) so
+// that later points and --resume find the same one; made on first use. existing_run_id
+// gives nullopt where none was made yet. Both throw UserError when the file holds anything
+// else (a run directory changed by hand), before anything is labelled with it.
+std::string run_id(const fs::path& run_dir);
+std::optional<std::string> existing_run_id(const fs::path& run_dir);
 
 // What kind a request for "auto" resolves to on this machine: brd (only if we can load the
 // module ourselves), then zram, then loop. Throws UserError for an unknown or missing kind.

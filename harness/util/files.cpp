@@ -1,9 +1,11 @@
 #include "util/files.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <chrono>
 #include <ctime>
@@ -29,6 +31,45 @@ std::optional<std::string> try_read_file(const fs::path& path) {
   ss << in.rdbuf();
   if (in.bad()) return std::nullopt;
   return ss.str();
+}
+
+std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0));
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw SystemError("open " + path.string(), errno == ELOOP && links == Links::refuse ? "it is a symbolic link"
+                                                                                         : std::strerror(errno));
+  }
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) throw SystemError("stat " + path.string(), errno);
+  if (!S_ISREG(st.st_mode))
+    throw SystemError("read " + path.string(), "not a regular file (a device, FIFO, socket or directory)");
+  auto too_big = [&] {
+    return SystemError("read " + path.string(), "it holds more than " + std::to_string(max_bytes) +
+                                                    " bytes, more than such a file ever holds");
+  };
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) throw too_big();
+  // Read one byte past the limit: a file that grows while it is read is caught as well.
+  std::string text(static_cast<size_t>(st.st_size) + 1, '\0');
+  size_t got = 0;
+  for (;;) {
+    if (got == text.size()) {
+      if (text.size() > max_bytes) throw too_big();
+      text.resize(std::min(text.size() * 2, max_bytes + 1));
+    }
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw SystemError("read " + path.string(), errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  return text;
 }
 
 bool read_file_contains(const fs::path& path, std::string_view needle) {

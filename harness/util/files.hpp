@@ -12,6 +12,12 @@ namespace fs = std::filesystem;
 
 std::string read_file(const fs::path& path);                  // throws SystemError
 std::optional<std::string> try_read_file(const fs::path& path); // nullopt when unreadable
+// The bytes of the regular file PATH, nullopt when it does not exist. Refuses (SystemError
+// saying why) a FIFO, device or directory (/dev/zero, a pipe that would block), a file of more
+// than MAX_BYTES, and, unless FOLLOW_LINKS, a symbolic link: for files a user or someone else
+// hands over, whose size and kind ksandwich did not choose.
+enum class Links { follow, refuse };
+std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links);
 bool read_file_contains(const fs::path& path, std::string_view needle);
 std::string read_first_line(const fs::path& path, std::string fallback = {});
 // Writes a new file beside PATH (a name made with O_EXCL: never through a planted link) and

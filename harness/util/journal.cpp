@@ -59,32 +59,7 @@ bool unseal(json& j, std::string_view key) {
 // The text of FILE, or nullopt when it does not exist. Never through a symlink, never a
 // FIFO or device, at most kMaxBytes.
 std::optional<std::string> read_bounded(const fs::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw SystemError("open the journal " + file.string(), errno == ELOOP ? "it is a symbolic link" : std::strerror(errno));
-  }
-  struct Close {
-    int fd;
-    ~Close() { ::close(fd); }
-  } close_fd{fd};
-  struct stat st{};
-  if (::fstat(fd, &st) != 0) throw SystemError("stat the journal " + file.string(), errno);
-  if (!S_ISREG(st.st_mode)) throw SystemError("read the journal " + file.string(), "not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > kMaxBytes)
-    throw SystemError("read the journal " + file.string(),
-                      "it holds " + std::to_string(st.st_size) + " bytes, more than a run writes");
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw SystemError("read the journal " + file.string(), errno);
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  text.resize(got);
-  return text;
+  return read_regular_file(file, kMaxBytes, Links::refuse);
 }
 
 // Throws unless PATH (lstat) is of KIND, owned by this user and not writable by group or others.

@@ -167,6 +167,40 @@ for o in "$tmp"/out-*; do
   if [ -e "$o" ]; then echo "FAIL: refused run left $o behind"; failures=$((failures + 1)); fi
 done
 
+# --- Issue 27 (D13-D15): bundles someone else prepared. Each reader refuses what is not
+# one bundle a run wrote: exit 2, one clear line, whatever the size or kind of file.
+gz="$KS_SOURCE_DIR/tests/data/default-confirm.bundle.json.gz"
+cat "$gz" "$gz" >"$tmp/two-members.json.gz"
+{ cat "$gz"; printf 'trailing garbage'; } >"$tmp/trailing.json.gz"
+python3 - "$bundle" "$tmp" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+json.dump(dict(b, schema_version=99), open(f"{sys.argv[2]}/schema-99.json", "w"))
+json.dump(dict(b, verdict="MAYBE"), open(f"{sys.argv[2]}/verdict-maybe.json", "w"))
+PY
+mkfifo "$tmp/fifo.json"
+for cmd in report junit validate analyze; do
+  expect_error "$cmd: a gzip of two members" "more than one gzip stream" -- "$ks" $cmd "$tmp/two-members.json.gz"
+  expect_error "$cmd: bytes after the gzip stream" "more than one gzip stream" -- "$ks" $cmd "$tmp/trailing.json.gz"
+  expect_error "$cmd: a FIFO (must not block)" "not a regular file" -- timeout 20 "$ks" $cmd "$tmp/fifo.json"
+  expect_error "$cmd: /dev/zero (must not read forever)" "not a regular file" -- timeout 20 "$ks" $cmd /dev/zero
+done
+for cmd in junit "compare $bundle" report; do
+  # shellcheck disable=SC2086
+  expect_error "${cmd%% *}: schema_version 99" "schema_version" -- "$ks" $cmd "$tmp/schema-99.json"
+  # shellcheck disable=SC2086
+  expect_error "${cmd%% *}: verdict MAYBE" "MAYBE" -- "$ks" $cmd "$tmp/verdict-maybe.json"
+done
+# A 1 MB gzip that inflates to 1 GiB: refused once it passes the bound, in bounded memory.
+head -c $((1 << 30)) /dev/zero | gzip -1 >"$tmp/bomb.json.gz"
+out=$( (ulimit -v 1000000; "$ks" report "$tmp/bomb.json.gz") 2>&1)
+code=$?
+if [ "$code" -ne 2 ] || ! grep -qF "inflates to more than" <<<"$out"; then
+  echo "FAIL gzip bomb under a 1 GB address-space limit: exit $code: $out"; failures=$((failures + 1))
+else
+  echo "ok   gzip bomb: $(head -n1 <<<"$out")"
+fi
+
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
 expect_error "agent: unknown workload" "workload" -- "$agent" clonez --dir "$tmp"

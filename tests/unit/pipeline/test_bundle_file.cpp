@@ -114,3 +114,17 @@ TEST_CASE("bundle file: the json view of a real bundle is the report model, type
   for (auto& block : j.at("blocks")) table = table || block.at("kind") == "table";
   CHECK(table);
 }
+
+TEST_CASE("bundle file: every reader refuses a verdict or schema_version no run writes (history, bisect, gather too)") {
+  auto j = nlohmann::json::parse(pipeline::read_bundle_text(kData / "default-confirm.bundle.json.gz"));
+  REQUIRE_NOTHROW(pipeline::parse_bundle_text(j.dump(), "b"));
+  auto verdict = j;
+  verdict["verdict"] = "MAYBE";
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(verdict.dump(), "b"), Catch::Contains("verdict \"MAYBE\" is not one of"));
+  auto workload = j;
+  workload["analysis"]["workloads"][0]["verdict"] = "PASS";
+  CHECK_THROWS_AS(pipeline::parse_bundle_text(workload.dump(), "b"), UserError);
+  auto version = j;
+  version["schema_version"] = 99;
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(version.dump(), "b"), Catch::Contains("schema_version 99"));
+}

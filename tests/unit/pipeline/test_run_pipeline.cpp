@@ -3,6 +3,7 @@
 // no root, no QEMU, no kernels. The calibration lookup goes to a temporary KSANDWICH_CACHE.
 #include <catch2/catch.hpp>
 #include <memory>
+#include <unistd.h>
 
 #include "analysis/analyze.hpp"
 #include "boot/backend.hpp"
@@ -574,5 +575,68 @@ TEST_CASE("run: every verdict exit code is reached through the pipeline") {
     auto b = run.bundle();
     CHECK(b.points.size() == 6);
     CHECK(b.extra["stopped"].value("early", false) == false);
+  }
+}
+
+TEST_CASE("run: --resume refuses a run directory that is not as its run left it, before anything runs (issue 27)") {
+  Run run(screen_experiment());
+  FakeOptions options;
+  options.faults[2] = Fault::interrupt;
+  REQUIRE_THROWS_AS(run(fake(options)), Interrupted);
+  const auto before = json::parse(read_file(run.out / "bundle.json"));
+  auto refused = [&](const std::string& why) {
+    auto backend = fake();
+    REQUIRE_THROWS_AS(run(backend, true), UserError);
+    try {
+      run(backend, true);
+    } catch (const UserError& err) {
+      CHECK_THAT(err.what(), Catch::Contains(why));
+    }
+    CHECK(backend->points_run.empty());
+  };
+  SECTION("points cut short: it would end INCONCLUSIVE on a bundle its own validate rejects") {
+    auto j = before;
+    j["points"] = json::array({j["points"][0]});
+    write_file(run.out / "bundle.json", j.dump());
+    refused("1 points where the plan has 3");
+  }
+  SECTION("a point moved to another arm") {
+    auto j = before;
+    j["points"][2]["arm"] = j["points"][1]["arm"];
+    write_file(run.out / "bundle.json", j.dump());
+    refused("is not the plan's point 2");
+  }
+  SECTION("an edited plan") {
+    auto j = before;
+    j["plan"]["rounds"] = 50;
+    write_file(run.out / "bundle.json", j.dump());
+    refused("its plan is not the one its experiment gives");
+  }
+  SECTION("a point's directory planted as a link to elsewhere: nothing is written there") {
+    test::TempDir elsewhere("ks-elsewhere");
+    fs::create_directories(run.out / "points");
+    fs::create_directory_symlink(elsewhere.path, run.out / "points/02-control");
+    refused("points/02-control is not a directory");
+    CHECK(fs::is_empty(elsewhere.path));
+  }
+  SECTION("a run-id changed by hand: exit 2 now, not a failed point later") {
+    write_file(run.out / "run-id", "not-an-id\n");
+    refused("does not hold a run id");
+  }
+  SECTION("a bundle.json someone else owns or may write: its experiment (the device to format) is not taken") {
+    fs::permissions(run.out / "bundle.json", fs::perms::group_write, fs::perm_options::add);
+    refused("bundle.json belongs to uid");
+    fs::permissions(run.out / "bundle.json", fs::perms::group_write, fs::perm_options::remove);
+    if (::geteuid() != 0) {
+      WARN("SKIP the foreign-owner case: chown needs root");
+      return;
+    }
+    REQUIRE(::chown((run.out / "bundle.json").c_str(), 65534, 65534) == 0);
+    refused("belongs to uid 65534");
+  }
+  SECTION("and the untouched directory resumes") {
+    auto backend = fake();
+    run(backend, true);
+    CHECK(backend->points_run == std::vector<int>{2});
   }
 }

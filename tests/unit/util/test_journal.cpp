@@ -147,7 +147,7 @@ TEST_CASE("journal: never read or appended through a symbolic link, and bounded"
   CHECK(ks::read_file(victim) == "precious\n");
   auto big = tmp.path / "big.jsonl";
   ks::write_file(big, std::string(journal::kMaxBytes + 1, '\n'));
-  CHECK_THROWS_WITH(journal::read(big, kKey), Catch::Contains("more than a run writes"));
+  CHECK_THROWS_WITH(journal::read(big, kKey), Catch::Contains("more than 16777216 bytes"));
 }
 
 TEST_CASE("journal: the machine's key is made once, private, and refused when it is not") {
