@@ -52,6 +52,7 @@ class NvmeImage {
       journal::record_undone(journaled_);
       throw SystemError("create NVMe backing file " + path_.string(), err);
     }
+    journal::amend(journaled_, journal::identity_of(path_));
     int rc = ftruncate(fd, static_cast<off_t>(size_mib) << 20);
     int err = errno;
     close(fd);

@@ -381,14 +381,16 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
   bool all_numbered = true;
   for (auto& lines : split_mailbox(text)) {
     Message m = parse_message(lines);
-    auto subject = decode_header_words(m.header("subject"));
+    // A header value is one line, whatever its encoded words decode to: a Subject that
+    // decodes to "x\n\ndiff --git ..." must not become a hunk when the mail is written out.
+    auto header = [&m](const char* name) { return one_line(decode_header_words(m.header(name))); };
+    auto subject = header("subject");
     auto body = unescape_from(message_text(m));
     if (is_reply(subject)) continue;  // a reply in a saved thread is not part of the series
     auto [position, total] = series_position(subject);
     if (!has_diff(body)) {
       if (position == 0 && total > 0 && !set.cover)
-        set.cover = CoverLetter{subject, decode_header_words(m.header("from")), m.header("date"),
-                                m.header("message-id")};
+        set.cover = CoverLetter{subject, header("from"), header("date"), header("message-id")};
       continue;
     }
     if (position > 0 && !positions.insert(position).second)
@@ -400,9 +402,9 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     p.file = file;
     p.file_sha256 = file_sha;
     p.subject = subject;
-    p.author = decode_header_words(m.header("from"));
-    p.date = m.header("date");
-    p.message_id = m.header("message-id");
+    p.author = header("from");
+    p.date = header("date");
+    p.message_id = header("message-id");
     p.text = body;
     if (!p.text.empty() && p.text.back() != '\n') p.text += '\n';
     p.sha256 = sha256_hex(p.text);

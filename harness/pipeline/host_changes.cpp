@@ -54,6 +54,14 @@ std::vector<storage::MountEntry> mounts() {
   return storage::parse_mountinfo(try_read_file("/proc/self/mountinfo").value_or(""));
 }
 
+// Why the thing an entry names is not what the run made ("" when it is): its identity, taken
+// once it was made, against what the name leads to now.
+std::string not_the_one_made(const json& made, const fs::path& path) {
+  if (!made.is_object()) return "the run died before it learnt what it made, so it cannot be told from another: left alone";
+  if (journal::identity_of(path) != made) return "something else has its name now (another object, or a link): left alone";
+  return "";
+}
+
 std::string undo_mount(const Entry& e, const UndoRules& rules) {
   fs::path target = field(e, "target");
   confine("mount", target, rules.mount_roots);
@@ -65,6 +73,7 @@ std::string undo_mount(const Entry& e, const UndoRules& rules) {
   auto source = field(e, "source");
   if (top->fstype != field(e, "fstype") || (!source.empty() && top->source != source))
     return "something else is mounted there now (" + top->fstype + " from " + top->source + "): left alone";
+  if (auto why = not_the_one_made(e.data.value("mounted", json()), target); !why.empty()) return why;
   storage::unmount(target, /*lazily_if_busy=*/false);
   return "";
 }
@@ -91,15 +100,21 @@ fs::path own_file(const Entry& e, const char* key, const UndoRules& rules) {
 std::string undo_file(const Entry& e, const UndoRules& rules) {
   auto path = own_file(e, "path", rules);
   if (!fs::exists(fs::symlink_status(path))) return "not there";
+  json made;
+  for (const char* key : {"dev", "ino", "type", "born"})
+    if (e.data.contains(key)) made[key] = e.data[key];
+  if (auto why = not_the_one_made(made, path); !why.empty()) return why;
   fs::remove(path);
   return "";
 }
 
 std::string undo_loop(const Entry& e, const UndoRules& rules) {
-  auto file = own_file(e, "backing_file", rules);
-  if (!fs::exists(file)) return "its backing file is gone";
-  storage::detach_loops_backed_by(file);
-  return "";
+  own_file(e, "backing_file", rules);
+  auto backing = e.data.value("backing", json());
+  if (!backing.is_object()) return "the run died before it learnt its backing file's identity: left alone";
+  // By the backing file's device and inode, not its name: the name may lead elsewhere now.
+  auto detached = storage::detach_loops_backed_by_inode(backing.value("dev", ""), backing.value("ino", uint64_t{0}));
+  return detached == 0 ? "no loop device is backed by the file it made" : "";
 }
 
 std::string undo_zram(const Entry& e, const UndoRules&) {

@@ -96,6 +96,22 @@ void detach_loops_backed_by(const fs::path& file) {
   }
 }
 
+int detach_loops_backed_by_inode(const std::string& dev, uint64_t ino) {
+  auto r = run_cleanup({"losetup", "--list", "--noheadings", "--output", "NAME,BACK-INO,BACK-MAJ:MIN"});
+  if (!r.ok()) throw SystemError("list loop devices", r.describe());
+  int detached = 0;
+  for (auto& line : split(r.out, '\n')) {
+    std::vector<std::string> cols;
+    for (auto& c : split(line, ' '))
+      if (!trim(c).empty()) cols.push_back(trim(c));
+    if (cols.size() != 3 || cols[1] != std::to_string(ino) || cols[2] != dev) continue;
+    auto detach = run_cleanup({"losetup", "--detach", cols[0]});
+    if (!detach.ok()) throw SystemError("detach " + cols[0], detach.describe());
+    ++detached;
+  }
+  return detached;
+}
+
 void remove_zram(const std::string& id) {
   for (int attempt = 0;; ++attempt) {
     try {
@@ -263,13 +279,16 @@ struct Filesystem::State {
     auto journaled = journal::record("file", {{"path", file.string()}});
     int fd = open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) throw SystemError("create loop backing file " + file.string(), errno);
+    const auto made = journal::identity_of(file);
+    journal::amend(journaled, made);
     on_undo("remove " + file.string(), journaled, [file] { fs::remove(file); });
     int rc = ftruncate(fd, static_cast<off_t>(request.size_mib * 1024 * 1024));
     int err = errno;
     close(fd);
     if (rc != 0) throw SystemError("size " + file.string(), err);
     on_undo("detach loop devices on " + file.string(),
-            journal::record("loop", {{"backing_file", file.string()}}), [file] { detach_loops_backed_by(file); });
+            journal::record("loop", {{"backing_file", file.string()}, {"backing", made}}),
+            [file] { detach_loops_backed_by(file); });
     device = trim(run({"losetup", "--find", "--show", file.string()}, 60s).out);
     details["backing_file"] = file.string();
     details["direct_io"] =
@@ -301,9 +320,9 @@ struct Filesystem::State {
     auto made_dir = journal::record("dir", {{"path", mp.string()}});
     if (mkdir(mp.c_str(), 0700) != 0) throw SystemError("create the mount point " + mp.string(), errno);
     on_undo("remove " + mp.string(), made_dir, [mp] { fs::remove(mp); });
-    on_undo("unmount " + mp.string(),
-            journal::record("mount", {{"target", mp.string()}, {"source", fs::weakly_canonical(device).string()}, {"fstype", "btrfs"}}),
-            [mp] { unmount(mp); });
+    auto mounted = journal::record(
+        "mount", {{"target", mp.string()}, {"source", fs::weakly_canonical(device).string()}, {"fstype", "btrfs"}});
+    on_undo("unmount " + mp.string(), mounted, [mp] { unmount(mp); });
     std::vector<std::string> mount{"mount", "-t", "btrfs"};
     if (!request.mount_options.empty()) {
       mount.push_back("-o");
@@ -312,6 +331,7 @@ struct Filesystem::State {
     mount.push_back(device.string());
     mount.push_back(mp.string());
     run(mount, 2min);
+    journal::amend(mounted, {{"mounted", journal::identity_of(mp)}});
     mount_point = mp;
 
     for (auto& e : parse_mountinfo(read_file("/proc/self/mountinfo")))

@@ -56,6 +56,9 @@ void guard_device(const fs::path& device, bool allow_overwrite, const std::strin
 bool is_mount_point(const fs::path& dir);
 void unmount(const fs::path& mount_point, bool lazily_if_busy = true);  // no-op when not mounted
 void detach_loops_backed_by(const fs::path& file);
+// Detaches the loop devices whose backing file is inode INO on device DEV ("maj:min", as
+// journal::identity_of gives it); returns how many. What cleanup uses: a name can be reused.
+int detach_loops_backed_by_inode(const std::string& dev, uint64_t ino);
 void remove_zram(const std::string& id);
 void unload_brd();  // no-op when brd is not loaded
 

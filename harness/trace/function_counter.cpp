@@ -126,6 +126,7 @@ class Tracefs {
     cmd.timeout = 30s;
     journaled_ = journal::record("mount", {{"target", kTracefs.string()}, {"source", "nodev"}, {"fstype", "tracefs"}});
     proc::run_checked(cmd);
+    journal::amend(journaled_, {{"mounted", journal::identity_of(kTracefs)}});
     dir_ = kTracefs;
     mounted_by_us_ = true;
   }

@@ -76,6 +76,21 @@ void require_private(const fs::path& path, mode_t kind, const char* what) {
 
 }  // namespace
 
+json identity_of(const fs::path& path) {
+  struct statx st{};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &st) != 0)
+    return nullptr;
+  const mode_t type = st.stx_mode & S_IFMT;
+  json id{{"dev", std::to_string(st.stx_dev_major) + ":" + std::to_string(st.stx_dev_minor)},
+          {"ino", static_cast<uint64_t>(st.stx_ino)},
+          {"type", type == S_IFREG ? "file" : type == S_IFDIR ? "directory" : type == S_IFLNK ? "link" : "other"}};
+  // A freed inode number is soon given again (ext4 does at once): its birth time tells the
+  // file made then from one made later under the same number, where the filesystem keeps it.
+  if (st.stx_mask & STATX_BTIME)
+    id["born"] = std::to_string(st.stx_btime.tv_sec) + "." + std::to_string(st.stx_btime.tv_nsec);
+  return id;
+}
+
 std::string load_key(const fs::path& dir) {
   require_private(dir, S_IFDIR, "directory");
   const auto file = dir / "journal.key";

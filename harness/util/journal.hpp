@@ -109,6 +109,13 @@ class Active {
   Journal journal_;
 };
 
+// What PATH names now (not following a link): its device, inode, kind and, where the
+// filesystem keeps one, birth time, {"dev": "0:27", "ino": 317, "type": "file", "born": "..."};
+// null when nothing has that name. Made things are journaled with it (amend, once made) and undone only
+// while their name still leads to that very object: a file, a loop device's backing file, a
+// mount (the device of its root). A name alone could lead anywhere by then.
+nlohmann::json identity_of(const fs::path& path);
+
 // Into the active journal; record() returns 0 (and the others do nothing) without one.
 uint64_t record(const std::string& kind, nlohmann::json data);
 void amend(uint64_t seq, nlohmann::json data);

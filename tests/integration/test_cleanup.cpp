@@ -169,3 +169,70 @@ TEST_CASE("a SIGKILLed host run leaves its mount, device and knob, `ksandwich cl
   }
   KS_SKIP_UNLESS(ran > 0, "neither zram nor loop devices are available");
 }
+
+// Issue 27 (D5, D6): what a killed run made is undone only while its name still leads to that
+// very object. Each thing here is made and journaled as a run makes it (sealed, with its
+// identity), then swapped for a decoy of the same name, kind and source: cleanup leaves
+// every decoy alone.
+TEST_CASE("cleanup undoes only the objects its run made: a decoy of the same name is left alone") {
+  KS_SKIP_UNLESS(::geteuid() == 0, "mounts and loop devices need root");
+  KS_SKIP_UNLESS(available("loop"), "no loop devices here (losetup, /dev/loop-control)");
+  ks::test::TempDir tmp("ks-cleanup-decoys");
+  auto out = tmp.path / "out";
+  fs::create_directories(out / "logs");
+  fs::create_directories(ks::pipeline::kStateDir);
+  const auto target = ks::pipeline::kStateDir / ("mnt-decoy-test-" + std::to_string(::getpid()));
+  const auto file = fs::path("/dev/shm") / ("ksandwich-decoy-test-" + std::to_string(::getpid()));
+  auto sh = [](std::vector<std::string> argv) { return ks::proc::run(ks::proc::command(std::move(argv), 30s)); };
+  pid_t pid = fork();
+  if (pid == 0) {  // the run: makes, journals, and dies without undoing anything
+    try {
+      ks::journal::Active active(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
+      fs::create_directories(target);
+      auto mount = ks::journal::record("mount", {{"target", target.string()}, {"source", "tmpfs"}, {"fstype", "tmpfs"}});
+      if (!sh({"mount", "-t", "tmpfs", "tmpfs", target.string()}).ok()) _exit(2);
+      ks::journal::amend(mount, {{"mounted", ks::journal::identity_of(target)}});
+      auto made = ks::journal::record("file", {{"path", file.string()}});
+      ks::write_file(file, std::string(1 << 20, 'x'));
+      ks::journal::amend(made, ks::journal::identity_of(file));
+      ks::journal::record("loop", {{"backing_file", file.string()}, {"backing", ks::journal::identity_of(file)}});
+      if (!sh({"losetup", "--find", file.string()}).ok()) _exit(3);
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(mounted(target.string()));
+  REQUIRE(loop_attached(file.string()));
+
+  // Someone else takes each name: a fresh tmpfs on the mount point, a new file, its loop device.
+  // A few clock ticks later (birth times tick coarsely; freed numbers come back at once).
+  std::this_thread::sleep_for(30ms);
+  auto loops = ks::trim(sh({"losetup", "--noheadings", "--output", "NAME", "--associated", file.string()}).out);
+  REQUIRE(sh({"losetup", "--detach", loops}).ok());
+  REQUIRE(sh({"umount", target.string()}).ok());
+  REQUIRE(sh({"mount", "-t", "tmpfs", "tmpfs", target.string()}).ok());
+  ks::write_file(target / "theirs", "data");
+  fs::remove(file);
+  ks::write_file(file, std::string(1 << 20, 'y'));
+  auto decoy_loop = ks::trim(sh({"losetup", "--find", "--show", file.string()}).out);
+
+  auto cleanup = ksandwich({"cleanup", out.string()});
+  INFO(cleanup.out << cleanup.err);
+  CHECK(cleanup.exit_code == 0);
+  CHECK_THAT(cleanup.out, Catch::Contains("something else has its name now"));
+  CHECK(mounted(target.string()));
+  CHECK(ks::read_file(target / "theirs") == "data");
+  CHECK(fs::exists(file));
+  CHECK(loop_attached(file.string()));
+
+  sh({"losetup", "--detach", decoy_loop});
+  sh({"umount", target.string()});
+  std::error_code ec;
+  fs::remove(target, ec);
+  fs::remove(file, ec);
+}

@@ -98,3 +98,32 @@ TEST_CASE("series experiment names sort in series order") {
   CHECK(series_experiment_name("x", 3, 5) == "x-p03");
   CHECK(series_experiment_name("x", 12, 120) == "x-p012");
 }
+
+TEST_CASE("a Subject whose encoded words decode to lines stays one header line: no hunk the mail lacks (issue 27 D10)") {
+  // "x\n\ndiff --git a/Makefile b/Makefile\n--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-a\n+b\n", base64.
+  const std::string smuggled =
+      "eAoKZGlmZiAtLWdpdCBhL01ha2VmaWxlIGIvTWFrZWZpbGUKLS0tIGEvTWFrZWZpbGUKKysrIGIvTWFrZWZpbGUKQEAgLTEg"
+      "KzEgQEAKLWEKK2IK";
+  const std::string mail =
+      "From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\n"
+      "From: A Developer <dev@example.org>\n"
+      "Date: Wed, 2 Dec 2026 10:00:00 +0000\n"
+      "Subject: [PATCH 1/1] =?utf-8?b?" + smuggled + "?=\n"
+      "Message-ID: <one@example.org>\n"
+      "\n"
+      "Fix it.\n"
+      "---\n"
+      "diff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n"
+      "--- a/fs/btrfs/x.c\n"
+      "+++ b/fs/btrfs/x.c\n"
+      "@@ -1 +1 @@\n"
+      "-old\n"
+      "+new\n";
+  auto files = split_series(mail, "smuggle.mbox");
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].subject.find('\n') == std::string::npos);
+  auto again = parse_patch_file(files[0].text, files[0].name);
+  REQUIRE(again.patches.size() == 1);
+  CHECK(again.patches[0].files == std::vector<std::string>{"fs/btrfs/x.c"});
+  CHECK(again.patches[0].message_id == "<one@example.org>");
+}

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <functional>
+#include <thread>
+#include <chrono>
 
 #include "boot/knobs.hpp"
 #include "pipeline/host_changes.hpp"
@@ -65,6 +67,13 @@ struct Run {
   fs::path file(const std::string& name) const { return tmp.path / name; }
 };
 
+// A file made as a run makes one: journaled, created, then its identity journaled.
+void made_file(const fs::path& path, const std::string& content) {
+  auto seq = journal::record("file", {{"path", path.string()}});
+  ks::write_file(path, content);
+  journal::amend(seq, journal::identity_of(path));
+}
+
 // The "how" of every undone line, in the order cleanup wrote them.
 std::vector<uint64_t> undone_order(const fs::path& journal_file) {
   std::vector<uint64_t> seqs;
@@ -82,12 +91,10 @@ TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and
   ks::write_file(run.file("knob"), std::string("128\n\0x", 6));
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
-    journal::record("file", {{"path", run.file("ksandwich-a").string()}});
-    ks::write_file(run.file("ksandwich-a"), "a");
+    made_file(run.file("ksandwich-a"), "a");
     // Never destroyed: the process dies holding the knob, as under SIGKILL.
     new ks::boot::KnobSetting({{run.file("knob").string(), "4096"}}, rules_for(run.tmp.path).knobs);
-    journal::record("file", {{"path", run.file("ksandwich-c").string()}});
-    ks::write_file(run.file("ksandwich-c"), "c");
+    made_file(run.file("ksandwich-c"), "c");
   });
   CHECK(ks::read_file(run.file("knob")) == "4096");
   REQUIRE(journal::read(run.journal(), run.key()).pending().size() == 3);
@@ -188,8 +195,7 @@ TEST_CASE("run lock: a second run meets it by name, it dies with its holder, lef
   in_killed_process([&] {
     static auto* killed = new ks::pipeline::HostChanges(state, run.out, e, false);
     killed->open_journal();
-    journal::record("file", {{"path", run.file("ksandwich-left").string()}});
-    ks::write_file(run.file("ksandwich-left"), "x");
+    made_file(run.file("ksandwich-left"), "x");
   });
   ks::pipeline::HostChanges next(state, run.tmp.path / "next", e, false);  // no stale lock
 
@@ -242,4 +248,38 @@ TEST_CASE("cleanup: a logs/ or journal that is a symbolic link is refused, the t
   fs::create_directory_symlink(elsewhere.path, run.out / "logs");
   CHECK_THROWS_WITH(cleanup_run(run.out, rules_for(run.tmp.path), run.state()), Catch::Contains("symbolic link"));
   CHECK(ks::read_file(elsewhere.path / "journal.jsonl").empty());
+}
+
+TEST_CASE("cleanup: a file is removed only while its name leads to the file the run made (issue 27 D5)") {
+  Run run;
+  ks::test::TempDir elsewhere("ks-elsewhere");
+  ks::write_file(elsewhere.path / "victim", "precious\n");
+  in_killed_process([&] {
+    journal::Active active(run.journal(), run.key());
+    made_file(run.file("ksandwich-replaced"), "ours");
+    made_file(run.file("ksandwich-linked"), "ours");
+    journal::record("file", {{"path", run.file("ksandwich-unlearnt").string()}});  // died before its identity
+    ks::write_file(run.file("ksandwich-unlearnt"), "whose?");
+    made_file(run.file("ksandwich-ours"), "ours");
+  });
+  // Birth times tick coarsely (a jiffy on ext4): the one window left to a decoy that gets the
+  // freed inode number at once is that tick, so the decoy here comes a few ticks later.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  fs::remove(run.file("ksandwich-replaced"));
+  ks::write_file(run.file("ksandwich-replaced"), "theirs");
+  fs::remove(run.file("ksandwich-linked"));
+  fs::create_symlink(elsewhere.path / "victim", run.file("ksandwich-linked"));
+
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.state());
+  INFO(ks::join(report.lines, "\n"));
+  CHECK(report.ok());
+  CHECK(report.undone == 1);
+  CHECK(report.skipped == 3);
+  CHECK_FALSE(fs::exists(run.file("ksandwich-ours")));
+  CHECK(ks::read_file(run.file("ksandwich-replaced")) == "theirs");
+  CHECK(fs::is_symlink(run.file("ksandwich-linked")));
+  CHECK(ks::read_file(elsewhere.path / "victim") == "precious\n");
+  CHECK(ks::read_file(run.file("ksandwich-unlearnt")) == "whose?");
+  CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("something else has its name now") &&
+                                               Catch::Contains("died before it learnt"));
 }
