@@ -229,9 +229,9 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
   }
 }
 
-// A run directory is resumed only as its run left it: the points follow the plan the
-// experiment gives (all of them, or the blocks before an early stop), and the run id is
-// intact. A damaged one (points cut short, an edited plan or experiment) would be finished
+}  // namespace
+
+// A damaged run directory (points cut short, an edited plan or experiment) would be finished
 // into a bundle its own validate rejects.
 void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const fs::path& dir) {
   auto damaged = [&](const std::string& what) {
@@ -251,6 +251,8 @@ void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const 
                                 plan[i].arm, plan[i].block));
   storage::existing_run_id(dir);
 }
+
+namespace {
 
 // A resumed run must boot the kernels its finished points booted.
 void check_same_kernels(const json& recorded, const json& now) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "evidence/bundle.hpp"
+#include "experiment/experiment.hpp"
 #include "report/report.hpp"
 
 namespace ks::boot {
@@ -50,5 +52,10 @@ struct RunOptions {
 // Returns the process exit code (0 ok, 1 material regression, 3 a point failed).
 // Throws UserError for bad input or environment (exit 2), before anything is touched.
 int run(const RunOptions& options);
+
+// What --resume checks of the run directory DIR once its bundle B is read and its experiment
+// E parsed: the points follow the plan E gives (all of them, or the blocks before an early
+// stop), the plan is E's, the run-id intact. UserError, naming what is damaged, when not.
+void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const fs::path& dir);
 
 }  // namespace ks::pipeline

@@ -135,14 +135,24 @@ std::vector<Entry> Contents::pending() const {
   return out;
 }
 
+constexpr int kMaxLineDepth = 8;
+
 Contents read(const fs::path& file, std::string_view key) {
   Contents c;
   auto text = read_bounded(file);
   if (!text) return c;
   for (auto& line : split(*text, '\n')) {
     if (trim(line).empty()) continue;
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    // Nothing a run writes nests deeper than a few levels. A deeper value is dropped while it
+    // is parsed (nlohmann's parser keeps its own stack), so no recursive dump or destructor
+    // ever meets 100,000 levels, and the line counts as not whole.
+    int deepest = 0;
+    json::parser_callback_t shallow = [&deepest](int depth, json::parse_event_t, json&) {
+      deepest = std::max(deepest, depth);
+      return depth <= kMaxLineDepth;
+    };
+    json j = json::parse(line, shallow, false);
+    if (j.is_discarded() || !j.is_object() || deepest > kMaxLineDepth) {
       ++c.torn_lines;
       continue;
     }
@@ -154,6 +164,11 @@ Contents read(const fs::path& file, std::string_view key) {
       if (j.contains("seq")) {
         Entry e;
         e.seq = j.at("seq").get<uint64_t>();
+        // A sealed line copied again (from this journal or another run's) is no new change.
+        if (std::any_of(c.entries.begin(), c.entries.end(), [&](auto& made) { return made.seq == e.seq; })) {
+          ++c.repeated_lines;
+          continue;
+        }
         e.kind = j.at("kind").get<std::string>();
         e.data = j.value("data", json::object());
         e.pid = j.value("pid", 0);

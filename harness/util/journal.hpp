@@ -47,6 +47,7 @@ struct Contents {
   std::set<uint64_t> undone;
   size_t torn_lines = 0;       // lines that are not whole JSON (a write cut short)
   size_t unsealed_lines = 0;   // whole lines whose seal is missing or wrong: ignored
+  size_t repeated_lines = 0;   // sealed change lines whose seq came before: ignored
   // Entries not undone, last made first: the order to undo them in.
   std::vector<Entry> pending() const;
 };

@@ -18,7 +18,12 @@
 #include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/run.hpp"
 #include "pipeline/validate.hpp"
+#include "kernel/patches.hpp"
+#include "kernel/series.hpp"
+#include "support/temp_dir.hpp"
+#include "util/journal.hpp"
 #include "stats/random.hpp"
 #include "support/paths.hpp"
 #include "util/error.hpp"
@@ -169,14 +174,15 @@ struct Outcome {
 
 // Feeds CASES mutants of the SEEDS to CONSUME; any exception but UserError is a failure.
 Outcome mutate_and_feed(const std::vector<std::pair<std::string, std::string>>& seeds, int cases, uint64_t seed,
-                        const std::function<void(const std::string&)>& consume) {
+                        const std::function<void(const std::string&)>& consume,
+                        const std::vector<Mutation>& with = mutations()) {
   Outcome o;
   Rng rng(seed);
   for (int i = 0; i < cases; ++i) {
     const auto& [origin, text] = seeds[static_cast<size_t>(i) % seeds.size()];
-    const auto& m = one_of(rng, mutations());
+    const auto& m = one_of(rng, with);
     std::string mutant = m.apply(text, rng);
-    if (pick(rng, 4) == 0) mutant = one_of(rng, mutations()).apply(mutant, rng);  // sometimes two
+    if (pick(rng, 4) == 0) mutant = one_of(rng, with).apply(mutant, rng);  // sometimes two
     try {
       consume(mutant);
       ++o.accepted;
@@ -192,10 +198,44 @@ Outcome mutate_and_feed(const std::vector<std::pair<std::string, std::string>>& 
   return o;
 }
 
-std::vector<std::pair<std::string, std::string>> files_in(const std::filesystem::path& dir) {
+// --- Mutations of a mail: what a hostile mailbox holds at the start of a line ---
+
+std::string mail_line(std::string s, Rng& rng) {
+  static const std::vector<std::string> lines = {
+      "Subject: [PATCH 99999999999999999999/2] =?utf-8?q?x=0A=0Adiff_--git_a/Makefile_b/Makefile?=",
+      "Subject: =?utf-8?b?eAoKZGlmZiAtLWdpdCBhL01ha2VmaWxlIGIvTWFrZWZpbGUK?=",
+      "Subject: [" + std::string(200000, 'x'),
+      "Content-Type: multipart/mixed; boundary=\"" + std::string(100000, 'b') + "\"",
+      "Content-Transfer-Encoding: base64",
+      "Content-Transfer-Encoding: quoted-printable",
+      std::string(40000, '>'),
+      "From nobody Mon Sep 17 00:00:00 2001",
+      ">From a quoted separator",
+      "diff --git a/" + std::string(200000, 'a') + " b/x",
+      "--- /dev/null",
+      "+++ b/../../etc/passwd",
+      "@@ -1,99999999999 +1,99999999999 @@",
+      "Message-ID: <x@y>\r\nBcc: someone@example.org",
+      "From: \"a'$(touch /tmp/ks-pwned)'\" <a@x>",
+      "=?utf-8?q?" + std::string(50000, '=') + "?=",
+      "--" + std::string(100, 'b') + "--"};
+  auto at = s.find('\n', pick(rng, s.size() + 1));
+  return s.insert(at == std::string::npos ? s.size() : at + 1, one_of(rng, lines) + "\n");
+}
+
+const std::vector<Mutation>& mail_mutations() {
+  static const std::vector<Mutation> all = {{"flip bits", flip_bits}, {"truncate", truncate},
+                                            {"insert special", insert_special}, {"splice", splice},
+                                            {"mail line", mail_line}, {"mail line", mail_line},
+                                            {"mail line", mail_line}};
+  return all;
+}
+
+std::vector<std::pair<std::string, std::string>> files_in(const std::filesystem::path& dir,
+                                                           const std::string& extension = ".json") {
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") out.emplace_back(entry.path().filename().string(), read_file(entry.path()));
+    if (entry.path().extension() == extension) out.emplace_back(entry.path().filename().string(), read_file(entry.path()));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -233,4 +273,62 @@ TEST_CASE("hostile files: mutated real bundles are loaded and recomputed, or ref
   CHECK(o.failures.empty());
   CHECK(recomputed > 50);
   CHECK(o.refused > 600);
+}
+
+// Issue 27: the mail parser, the journal reader and the resume loader get the same treatment.
+
+TEST_CASE("hostile files: mutated mails are parsed and split, or refused with a UserError") {
+  auto seeds = files_in(test::source_dir() / "kernel-patches", ".patch");
+  REQUIRE(seeds.size() >= 3);
+  auto o = mutate_and_feed(
+      seeds, 1500, 27,
+      [](const std::string& text) {
+        auto set = kernel::parse_patch_file(text, "mutant.patch");
+        for (auto& file : kernel::split_series(text, "mutant.mbox"))
+          // What series writes is read back as one patch with one-line headers.
+          if (file.subject.find_first_of("\r\n") != std::string::npos)
+            throw std::logic_error("a subject of several lines: " + file.subject.substr(0, 80));
+      },
+      mail_mutations());
+  for (auto& f : o.failures) UNSCOPED_INFO(f);
+  CHECK(o.failures.empty());
+  CHECK(o.accepted > 300);
+}
+
+TEST_CASE("hostile files: a mutated journal reads as its sealed lines, never more, never a crash") {
+  test::TempDir tmp("ks-hostile-journal");
+  const std::string key(32, 'k');
+  auto file = tmp.path / "journal.jsonl";
+  {
+    journal::Journal j(file, key);
+    auto mount = j.change("mount", {{"target", "/run/ksandwich/mnt-1"}, {"source", "/dev/ram0"}, {"fstype", "btrfs"}});
+    j.amend(mount, {{"mounted", {{"dev", "0:27"}, {"ino", 256}, {"type", "directory"}}}});
+    j.change("knob", {{"path", "/proc/sys/vm/dirty_ratio"}, {"old_hex", "32300a"}, {"value", "5"}});
+    j.change("file", {{"path", "/dev/shm/ksandwich-loop-1"}, {"dev", "0:27"}, {"ino", 317}});
+    j.undone(mount);
+  }
+  const auto sealed = read_file(file);
+  const auto honest = journal::read(file, key).entries.size();
+  REQUIRE(honest == 3);
+  auto o = mutate_and_feed({{"journal.jsonl", sealed}}, 1500, 28, [&](const std::string& text) {
+    write_file(file, text);
+    auto c = journal::read(file, key);
+    (void)c.pending();
+    // A mutation cannot forge a line: what reads back is at most what was sealed.
+    if (c.entries.size() > honest) throw std::logic_error("more entries than were sealed");
+  });
+  for (auto& f : o.failures) UNSCOPED_INFO(f);
+  CHECK(o.failures.empty());
+}
+
+TEST_CASE("hostile files: mutated bundles through the resume loader are resumable or refused with a UserError") {
+  auto seeds = files_in(test::source_dir() / "tests/data/bundles");
+  test::TempDir dir("ks-hostile-resume");
+  auto o = mutate_and_feed(seeds, 1500, 29, [&](const std::string& text) {
+    auto bundle = pipeline::parse_bundle_text(text, "mutant.json");
+    pipeline::check_resumable(bundle, experiment::parse(bundle.experiment), dir.path);
+  });
+  for (auto& f : o.failures) UNSCOPED_INFO(f);
+  CHECK(o.failures.empty());
+  CHECK(o.refused > 300);
 }
