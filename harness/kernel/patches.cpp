@@ -269,7 +269,7 @@ std::string plain_subject(std::string_view text, const std::string& file) {
     if (starts_with(t, "diff ") || starts_with(t, "--- ") || starts_with(t, "Index:") ||
         starts_with(t, "+++ ") || starts_with(t, "@@"))
       break;
-    return t;
+    return one_line(t);  // a header value: one line, whatever the description holds
   }
   auto slash = file.rfind('/');
   return slash == std::string::npos ? file : file.substr(slash + 1);

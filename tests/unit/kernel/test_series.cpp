@@ -127,3 +127,13 @@ TEST_CASE("a Subject whose encoded words decode to lines stays one header line: 
   CHECK(again.patches[0].files == std::vector<std::string>{"fs/btrfs/x.c"});
   CHECK(again.patches[0].message_id == "<one@example.org>");
 }
+
+TEST_CASE("a plain diff's description line becomes a one-line subject, a CR inside it too (found by fuzz: mail)") {
+  const std::string diff = "fix it\rBcc: someone@example.org\n"
+                           "diff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n"
+                           "@@ -1 +1 @@\n-old\n+new\n";
+  auto set = parse_patch_file(diff, "plain.diff");
+  REQUIRE(set.patches.size() == 1);
+  CHECK(set.patches[0].subject.find_first_of("\r\n") == std::string::npos);
+  for (auto& file : split_series(diff, "plain.diff")) CHECK(file.subject.find_first_of("\r\n") == std::string::npos);
+}
