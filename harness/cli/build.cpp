@@ -163,7 +163,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
       if (!fs::is_regular_file(file))
         throw ks::UserError("experiment file not found: " + args->experiment,
                             "pass the path of an experiment, e.g. configs/experiments/default.json");
-      auto e = ks::experiment::parse_text(ks::read_file(file), file.string());
+      auto e = ks::experiment::parse_file(file);
       base.source = e.source;
       base.config = e.config;
       for (auto& [name, arm] : e.arms) {

@@ -50,8 +50,12 @@ void set_baremetal_command(CLI::App& app, Context& context);  // install, uninst
 void add_reply_options(CLI::App* cmd, report::Options& reply);
 
 // Throws UserError (exit 2) unless DIR can become a run's output directory: not a file,
-// not a dangling link, not under /proc, /sys or /dev. OPTION names it in the message.
+// not a dangling link, not under /proc, /sys, /dev or ksandwich's state directory, in a
+// directory no one else can change (an existing DIR: this user's alone). OPTION names it.
 void check_output_dir(const std::filesystem::path& dir, const std::string& option);
+// The same for an output file (junit --out, analyze --out): its place, not its kind (the
+// writer refuses a device or FIFO and replaces a link instead of following it).
+void check_output_file(const std::filesystem::path& file, const std::string& option);
 
 // For an option that names a path: an empty value is refused (leaving the option out is how
 // to get its default), so `--out ""` never quietly means the default.

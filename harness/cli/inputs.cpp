@@ -1,5 +1,8 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -8,12 +11,14 @@
 #include "cli/commands.hpp"
 #include "experiment/strict_json.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/host_changes.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace ks::cli {
 
 namespace fs = std::filesystem;
+using pipeline::kStateDir;
 
 const CLI::Validator& non_empty_path() {
   static const CLI::Validator v(
@@ -35,6 +40,61 @@ const CLI::Validator& material_pct() {
   return v;
 }
 
+namespace {
+
+// Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state
+// directory (the journal key and the machine lock); and the nearest directory that exists
+// is one no one else can change (whoever can plant a link in it decides where root writes).
+// REAL is the output's resolved path; GIVEN how the user wrote it.
+void check_output_place(const fs::path& real, const fs::path& given, const std::string& option,
+                        const std::string& hint) {
+  for (const char* pseudo : {"/proc", "/sys", "/dev"}) {
+    auto p = real.string();
+    if (p == pseudo || starts_with(p, std::string(pseudo) + "/"))
+      throw UserError(option + " " + given.string() + " is under " + pseudo +
+                          ", which holds kernel objects, not files",
+                      hint);
+  }
+  if (real == kStateDir || starts_with(real.string(), kStateDir.string() + "/"))
+    throw UserError(option + " " + given.string() + " is under " + kStateDir.string() +
+                        ", where ksandwich keeps its journal key and machine lock",
+                    hint);
+  for (auto p = real; !p.empty(); p = p.parent_path()) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        if (p == real) return;  // an existing output file: the writer replaces it, or refuses a device
+        throw UserError(option + " " + given.string() + ": " + p.string() + " is not a directory", hint);
+      }
+      const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+      // An existing output directory: this user's alone. A directory it is made in: this
+      // user's, root's or (under sudo) the invoking user's, and shared only with the sticky
+      // bit (/tmp), so no one else renames what is made there.
+      const char* sudo_uid = std::getenv("SUDO_UID");
+      const bool trusted_owner = st.st_uid == ::geteuid() || st.st_uid == 0 ||
+                                 (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
+      const bool ok = p == real ? st.st_uid == ::geteuid() && !others_write
+                                : trusted_owner && (!others_write || (st.st_mode & S_ISVTX));
+      if (!ok)
+        throw UserError(option + " " + given.string() + ": " + p.string() + " belongs to uid " +
+                            std::to_string(st.st_uid) + (others_write ? " and others may write to it" : ""),
+                        "name a place only you can change (the run makes a new directory), e.g. " + option +
+                            " results/my-run");
+      return;
+    }
+    if (p == p.parent_path()) return;
+  }
+}
+
+fs::path resolved(const fs::path& path, const std::string& option, const std::string& hint) {
+  std::error_code ec;
+  auto real = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) throw UserError(option + " " + path.string() + " cannot be resolved: " + ec.message(), hint);
+  return real;
+}
+
+}  // namespace
+
 void check_output_dir(const fs::path& dir, const std::string& option) {
   const std::string hint = "name a new directory (or an empty one) on a normal filesystem, e.g. " +
                            option + " results/my-run";
@@ -45,25 +105,12 @@ void check_output_dir(const fs::path& dir, const std::string& option) {
     throw UserError(option + " " + dir.string() + " is a symbolic link to nothing", hint);
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw UserError(option + " " + dir.string() + " exists and is not a directory", hint);
-  // /proc, /sys and /dev hold kernel objects, not results.
-  auto real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-  if (ec) throw UserError(option + " " + dir.string() + " cannot be resolved: " + ec.message(), hint);
-  for (const char* pseudo : {"/proc", "/sys", "/dev"}) {
-    auto p = real.string();
-    if (p == pseudo || starts_with(p, std::string(pseudo) + "/"))
-      throw UserError(option + " " + dir.string() + " is under " + pseudo +
-                          ", which holds kernel objects, not files",
-                      hint);
-  }
-  // The nearest part that exists must be a directory, or the run could not create it.
-  for (auto p = real; !p.empty(); p = p.parent_path()) {
-    if (fs::exists(p, ec)) {
-      if (!fs::is_directory(p, ec))
-        throw UserError(option + " " + dir.string() + ": " + p.string() + " is not a directory", hint);
-      break;
-    }
-    if (p == p.parent_path()) break;
-  }
+  check_output_place(resolved(dir, option, hint), dir, option, hint);
+}
+
+void check_output_file(const fs::path& file, const std::string& option) {
+  const std::string hint = "name a file in a directory of yours, e.g. " + option + " results/out";
+  check_output_place(resolved(file, option, hint), file, option, hint);
 }
 
 void check_json_file(const fs::path& path, const std::string& what) {

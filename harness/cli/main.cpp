@@ -139,6 +139,11 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
 
   ks::proc::install_interrupt_handlers();
+  // Messages quote the files they are about, which someone else may have written: no control
+  // character of theirs reaches the terminal.
+  auto say = [](const char* kind, const std::string& text) {
+    std::fprintf(stderr, "ksandwich: %s: %s\n", kind, ks::printable_lines(text).c_str());
+  };
   try {
     check_subcommand_name(app, argc, argv);
     app.parse(argc, argv);
@@ -146,20 +151,22 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : ks::kExitBadInput;
   } catch (const ks::UserError& e) {
-    std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
-    if (!e.hint().empty()) std::fprintf(stderr, "ksandwich: hint: %s\n", e.hint().c_str());
+    say("error", e.what());
+    if (!e.hint().empty()) say("hint", e.hint());
     return ks::kExitBadInput;
   } catch (const ks::Interrupted&) {
     std::fprintf(stderr, "ksandwich: interrupted; everything it set up was removed. "
                          "Continue a run with `ksandwich run --resume DIR`.\n");
     return 130;
   } catch (const ks::SystemError& e) {
-    std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
+    say("error", e.what());
     return ks::kExitBadInput;
   } catch (const std::exception& e) {
     // Anything else is a path the code did not foresee: still a message and exit 2, never
     // an abort. What it touched was undone by the destructors on the way here.
-    std::fprintf(stderr, "ksandwich: error: %s\n", e.what());
+    say("error", std::string(e.what()) == "std::bad_alloc" ? "out of memory: an input is far larger than any "
+                                                             "ksandwich reads (bad_alloc)"
+                                                           : e.what());
     std::fprintf(stderr, "ksandwich: hint: check the files and paths given on the command line; "
                          "if they look right, this is a bug: please report the message above\n");
     return ks::kExitBadInput;

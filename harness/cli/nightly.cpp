@@ -29,7 +29,7 @@ void set_nightly_command(CLI::App& app, Context& context) {
     auto o = fresh_run_options(args->experiment, args->out);
     if (std::filesystem::is_regular_file(o.experiment_file))  // else `run` says what is wrong
       experiment::require_one_run_per_process(
-          experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string()), "nightly");
+          experiment::parse_file(o.experiment_file), "nightly");
     o.dry_run = args->dry_run;
     set_tool(o, context);
     if (!args->dry_run) history::Store store(args->db);  // refuse a bad history before hours of running

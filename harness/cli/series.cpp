@@ -36,7 +36,7 @@ void set_series_command(CLI::App& app, Context& context) {
     auto o = fresh_run_options(args->experiment, args->out, "-series");
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment " + args->experiment + " is not a file", "pass an experiment such as configs/experiments/default.json");
-    auto e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+    auto e = experiment::parse_file(o.experiment_file);
     if (!experiment::backend_rules(e.backend).boots_kernels)
       throw UserError("a series compares kernels, but " + args->experiment + " runs on the " + e.backend +
                           " backend, which boots none",
@@ -46,7 +46,7 @@ void set_series_command(CLI::App& app, Context& context) {
     auto mbox = fs::absolute(args->mbox).lexically_normal();
     if (!fs::is_regular_file(mbox))
       throw UserError("mailbox " + args->mbox + " is not a file", "save the series with `git format-patch --stdout` or b4");
-    auto text = read_file(mbox);
+    auto text = read_input_file(mbox, kMaxInputBytes, "mailbox");
     auto patches = kernel::split_series(text, args->mbox);
     if (fs::exists(o.out_dir / kernel::kSeriesManifestName))
       throw UserError(o.out_dir.string() + " already holds a series", "choose another --out");

@@ -28,7 +28,7 @@ ExperimentInput read_input(const fs::path& file, const fs::path& repo_dir) {
   if (!fs::is_regular_file(in.file, ec))
     throw UserError("experiment " + file.string() + " is not a file",
                     "name experiment files (configs/experiments/*.json) or a directory written by `ksandwich series`");
-  auto e = experiment::parse_text(read_file(in.file), in.file.string());
+  auto e = experiment::parse_file(in.file);
   in.name = e.name;
   experiment::require_one_run_per_process(e, "submit --slurm");
   if (!experiment::backend_rules(e.backend).boots_kernels) return in;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <regex>
+#include <cstring>
 #include <set>
 
 #include "experiment/backends.hpp"
@@ -47,6 +48,36 @@ namespace {
 
 using nlohmann::json;
 namespace b = bounds;
+
+// Where an experiment may set a knob: the tunables of memory, filesystems, the scheduler, block
+// queues, btrfs and CPUs, never a knob that names a program the kernel runs as root
+// (kernel/core_pattern, kernel/modprobe, fs/binfmt_misc, uevent_helper) or removes a device.
+// A path matches an entry when it starts with its prefix and holds its part (if any) after it.
+struct KnobPlace {
+  const char* prefix;
+  const char* then;  // a part the rest must hold ("" for none)
+};
+constexpr KnobPlace kKnobPlaces[] = {
+    {"/proc/sys/vm/", ""},         {"/proc/sys/kernel/sched_", ""},   {"/proc/sys/kernel/numa_balancing", ""},
+    {"/proc/sys/kernel/timer_migration", ""}, {"/proc/sys/kernel/randomize_va_space", ""},
+    {"/proc/sys/kernel/nmi_watchdog", ""},    {"/proc/sys/kernel/perf_event_", ""},
+    {"/proc/sys/fs/aio-max-nr", ""},          {"/proc/sys/fs/file-max", ""},
+    {"/sys/block/", "/queue/"},    {"/sys/fs/btrfs/", ""},            {"/sys/kernel/mm/", ""},
+    {"/sys/devices/system/cpu/", ""}, {"/sys/module/", "/parameters/"}};
+
+bool is_tunable_knob(const std::string& path) {
+  for (auto& place : kKnobPlaces)
+    if (starts_with(path, place.prefix) && path.find(place.then, std::strlen(place.prefix)) != std::string::npos)
+      return true;
+  return false;
+}
+
+std::string knob_places() {
+  std::string out;
+  for (auto& place : kKnobPlaces)
+    out += (out.empty() ? "" : ", ") + std::string(place.prefix) + (*place.then ? std::string("*") + place.then : "");
+  return out;
+}
 
 bool ends_with_fio(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".fio") == 0; }
 
@@ -175,42 +206,59 @@ class Reader {
 // mkfs.btrfs takes devices as positional words: a word that is not an option or an
 // option's value would be formatted too. The harness sets the label (it marks what it
 // made) and copies nothing into the filesystem.
+// The mkfs.btrfs options an experiment may pass: a list of what is allowed, never of what is
+// not. getopt takes bundled letters (-fr/dir is -f -r /dir) and any unambiguous prefix of a
+// long name (--ro= is --rootdir=), so anything but these exact spellings is refused: the
+// harness labels what it makes, copies nothing into it, and needs mkfs to make a filesystem.
+struct MkfsOption {
+  char letter;       // 0: long only
+  const char* name;  // without "--"
+  bool takes_value;
+};
+constexpr MkfsOption kMkfsOptions[] = {
+    {'b', "byte-count", true}, {'c', "checksum", true}, {0, "csum", true},        {'d', "data", true},
+    {'m', "metadata", true},   {'n', "nodesize", true}, {'s', "sectorsize", true}, {'O', "features", true},
+    {'R', "runtime-features", true}, {'U', "uuid", true}, {0, "device-uuid", true}, {0, "compress", true},
+    {'K', "nodiscard", false}, {'M', "mixed", false},    {'f', "force", false},     {'q', "quiet", false}};
+
 void check_mkfs_options(Reader& r, const std::string& key, const std::vector<std::string>& options) {
-  static const std::set<std::string> with_value = {
-      "-b", "--byte-count", "-c", "--checksum", "--csum", "-d", "--data", "-m", "--metadata",
-      "-n", "--nodesize", "-s", "--sectorsize", "-O", "--features", "-R", "--runtime-features",
-      "-U", "--uuid", "--device-uuid", "--compress"};
-  static const std::set<std::string> refused = {"-L", "--label", "-r", "--rootdir", "--subvol",
-                                                "--inode-flags", "--reflink", "-h", "--help", "-V", "--version"};
-  // Values that make mkfs.btrfs print a list and exit 0 without making a filesystem.
-  static const std::set<std::string> listing = {"-O", "--features", "-R", "--runtime-features"};
+  std::string allowed;
+  for (auto& o : kMkfsOptions)
+    allowed += (allowed.empty() ? "" : ", ") + (o.letter ? std::string("-") + o.letter + "/" : "") + "--" + o.name;
+  auto refuse = [&](const std::string& word, const std::string& why) {
+    r.fail(key, "\"" + word + "\" " + why,
+           "give each option alone and spelt in full, with its value as the next word or after '=' "
+           "(e.g. [\"-n\", \"16384\", \"--features=no-holes\"]); allowed: " + allowed);
+  };
   for (size_t i = 0; i < options.size(); ++i) {
-    const auto& o = options[i];
-    auto name = o.substr(0, o.find('='));
-    if (refused.count(name) || starts_with(o, "-L") || (starts_with(o, "-r") && o.size() > 2))
-      r.fail(key, "\"" + o + "\" is not allowed",
-             "the harness labels the filesystems it makes, copies nothing into them and needs mkfs.btrfs "
-             "to make one (no help or version)");
-    // A feature list (after -O, -O<list>, --features=<list> or as the next word) naming
-    // list-all makes mkfs.btrfs print the features and exit without a filesystem.
-    const bool short_listing = (starts_with(o, "-O") || starts_with(o, "-R")) && o.size() > 2;
-    auto value = short_listing                       ? o.substr(2)
-                 : o.find('=') != std::string::npos ? o.substr(o.find('=') + 1)
-                 : listing.count(o) && i + 1 < options.size() ? options[i + 1]
-                                                               : "";
-    if (listing.count(name) || short_listing)
-      for (auto& feature : split(value, ','))
+    const auto& word = options[i];
+    const MkfsOption* option = nullptr;
+    std::optional<std::string> value;  // given in the same word
+    for (auto& o : kMkfsOptions) {
+      const std::string long_name = std::string("--") + o.name;
+      if (word == long_name || (o.letter && word == std::string("-") + o.letter)) option = &o;
+      else if (o.takes_value && starts_with(word, long_name + "=")) option = &o, value = word.substr(long_name.size() + 1);
+      else if (o.takes_value && o.letter && word.size() > 2 && word[0] == '-' && word[1] == o.letter)
+        option = &o, value = word.substr(2);
+      if (option) break;
+    }
+    if (!option) {
+      if (!starts_with(word, "-") || word == "-" || word == "--")
+        refuse(word, "is not an option: mkfs.btrfs would take it as another device to format");
+      refuse(word, "is not an option the harness passes to mkfs.btrfs (or is several letters in one word, or "
+                   "a long name cut short)");
+    }
+    if (option->takes_value && !value) {
+      if (i + 1 >= options.size()) refuse(word, "needs a value after it");
+      value = options[++i];
+    }
+    // A feature list naming list-all makes mkfs.btrfs print the features and make nothing.
+    if (option->letter == 'O' || option->letter == 'R')
+      for (auto& feature : split(*value, ','))
         if (feature == "list-all" || feature == "list")
-          r.fail(key, "the feature list \"" + value + "\" holds " + feature +
+          r.fail(key, "the feature list \"" + *value + "\" holds " + feature +
                           ": mkfs.btrfs would list the features and make no filesystem",
                  "name the features to turn on, e.g. [\"-O\", \"no-holes\"]");
-    if (!starts_with(o, "-") || o == "-" || o == "--")
-      r.fail(key, "\"" + o + "\" is not an option: mkfs.btrfs would take it as another device to format",
-             "give only options and their values, e.g. [\"-n\", \"16384\", \"-O\", \"no-holes\"]");
-    if (with_value.count(o)) {
-      if (i + 1 >= options.size()) r.fail(key, "\"" + o + "\" needs a value after it");
-      ++i;  // its value may be any word
-    }
   }
 }
 
@@ -296,6 +344,9 @@ Arm parse_arm(const std::string& name, const json& j, const std::string& where) 
         r.fail("sysfs", "'" + path + "' is not a plain path under /sys/ or /proc/sys/",
                "write the knob's absolute path without \".\", \"..\" or \"//\", e.g. "
                "\"/sys/block/loop0/queue/read_ahead_kb\"");
+      if (!is_tunable_knob(path))
+        r.fail("sysfs", "'" + path + "' is not a knob an experiment may set",
+               "set tunables under " + knob_places());
       if (!value.is_string() && !value.is_number())
         r.fail("sysfs", "the value for '" + path + "' must be a string or a number");
       a.sysfs[path] = value.is_string() ? value.get<std::string>() : value.dump();
@@ -485,6 +536,10 @@ Experiment parse(const json& j) {
 
 Experiment parse_text(const std::string& text, const std::string& origin) {
   return parse(parse_json_strict(text, origin));
+}
+
+Experiment parse_file(const std::filesystem::path& path) {
+  return parse_text(read_input_file(path, kMaxInputBytes, "experiment file"), path.string());
 }
 
 // splitmix64: fully specified, so a seed gives the same order on every machine.

@@ -2,6 +2,7 @@
 // The experiment file, parsed and validated. Pure: takes JSON text, returns values or
 // throws UserError naming the offending field and what to write instead.
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -122,6 +123,8 @@ struct Experiment {
 // Throws UserError("experiment: <json pointer>: <problem>", "<what to do>").
 Experiment parse(const nlohmann::json& j);
 Experiment parse_text(const std::string& text, const std::string& origin);
+// The experiment file PATH, read bounded (no FIFO, device or huge file), then parse_text.
+Experiment parse_file(const std::filesystem::path& path);
 
 // The realised order of points: arm name per point. Screen: `order`; confirm: `blocks`
 // blocks, each both arms in an order drawn from `seed`. Deterministic.

@@ -120,14 +120,14 @@ Inputs gather(const BuildRequest& request, const Progress& progress) {
   }
   for (auto& name : request.config.fragments) {
     auto path = resolve_fragment(name, request.repo_dir);
-    auto text = read_file(path);
+    auto text = read_input_file(path, kMaxInputBytes, "config fragment");
     in.fragments.push_back({path.filename().string(), path, sha256_hex(text)});
     auto lines = parse_fragment(text, path.filename().string());
     in.requested.insert(in.requested.end(), lines.begin(), lines.end());
   }
   for (auto& name : request.patches) {
     auto path = resolve_patch(name, request.repo_dir);
-    auto set = parse_patch_file(read_file(path), display_path(path, request.repo_dir));
+    auto set = parse_patch_file(read_input_file(path, kMaxInputBytes, "patch file"), display_path(path, request.repo_dir));
     for (auto& p : set.patches) in.patches.push_back(std::move(p));
     if (set.cover && !in.cover) in.cover = set.cover;
   }

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <charconv>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "util/error.hpp"
@@ -160,8 +159,11 @@ std::string decode_body(const std::string& body, const std::string& encoding) {
   return body;
 }
 
-// The decoded text part that carries the diff (or the whole body for a single part).
-std::string message_text(const Message& m) {
+// The decoded text part that carries the diff (or the whole body for a single part). A mail
+// nests its parts a level or two; parts nested deeper than kMaxMimeDepth are not looked into
+// (each level copies its parts: 4,000 levels cost gigabytes).
+constexpr int kMaxMimeDepth = 8;
+std::string message_text(const Message& m, int depth = 0) {
   auto type = m.header("content-type");
   if (lower(type).find("multipart/") == std::string::npos)
     return decode_body(m.body, m.header("content-transfer-encoding"));
@@ -176,7 +178,8 @@ std::string message_text(const Message& m) {
     if (!inside || part.empty()) return std::nullopt;
     Message p = parse_message(part);
     if (lower(p.header("content-type")).find("multipart/") != std::string::npos) {
-      auto nested = message_text(p);
+      if (depth + 1 >= kMaxMimeDepth) return std::nullopt;
+      auto nested = message_text(p, depth + 1);
       return has_diff(nested) ? std::optional(nested) : std::nullopt;
     }
     auto text = decode_body(p.body, p.header("content-transfer-encoding"));
@@ -428,19 +431,37 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
   return set;
 }
 
+// "Hunk #N FAILED at L" in LINE -> {N, L}. A scan, not a regular expression: patch echoes the
+// mail's own text ("text leading up to this"), and std::regex recurses per character.
+std::optional<std::pair<std::string, std::string>> failed_hunk(std::string_view line) {
+  auto digits = [](std::string_view s) {
+    size_t n = 0;
+    while (n < s.size() && std::isdigit(static_cast<unsigned char>(s[n]))) ++n;
+    return n;
+  };
+  for (size_t at = line.find("Hunk #"); at != std::string_view::npos; at = line.find("Hunk #", at + 1)) {
+    auto rest = line.substr(at + 6);
+    auto n = digits(rest);
+    if (n == 0 || rest.substr(n, 11) != " FAILED at ") continue;
+    auto l = digits(rest.substr(n + 11));
+    if (l == 0) continue;
+    return std::pair{std::string(rest.substr(0, std::min<size_t>(n, 20))),
+                     std::string(rest.substr(n + 11, std::min<size_t>(l, 20)))};
+  }
+  return std::nullopt;
+}
+
 std::string describe_patch_failure(std::string_view output) {
   std::vector<std::string> problems;
   std::string current;
   auto lines = split(output, '\n');
-  static const std::regex hunk(R"(Hunk #(\d+) FAILED at (\d+))");
   for (size_t i = 0; i < lines.size(); ++i) {
     auto line = trim(lines[i]);
-    std::smatch match;
     if (starts_with(line, "checking file ") || starts_with(line, "patching file ")) {
       current = trim(line.substr(14));
-    } else if (std::regex_search(line, match, hunk)) {
-      problems.push_back("hunk #" + match[1].str() + " of " + current +
-                         " does not apply (expected at line " + match[2].str() + ")");
+    } else if (auto hunk = failed_hunk(line)) {
+      problems.push_back("hunk #" + hunk->first + " of " + current +
+                         " does not apply (expected at line " + hunk->second + ")");
     } else if (starts_with(line, "can't find file to patch")) {
       std::string missing = "a file";
       for (size_t j = i + 1; j < lines.size() && j < i + 12; ++j) {

@@ -1,7 +1,7 @@
 #include "kernel/progress.hpp"
 
 #include <chrono>
-#include <regex>
+#include <cctype>
 
 namespace ks::kernel {
 namespace {
@@ -10,18 +10,32 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+bool space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// The file of kbuild's "  CC      fs/btrfs/inode.o" line; empty for any other line. A scan, not
+// a regular expression (std::regex recurses per character, and a patched tree names its files).
+std::string compiled_file(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && space(line[i])) ++i;
+  if (i == 0 || line.size() < i + 2 || !(line.substr(i, 2) == "CC" || line.substr(i, 2) == "AS")) return {};
+  size_t j = i + 2;
+  if (j >= line.size() || !space(line[j])) return {};
+  while (j < line.size() && space(line[j])) ++j;
+  size_t end = j;
+  while (end < line.size() && !space(line[end])) ++end;
+  return std::string(line.substr(j, end - j));
+}
+
 }  // namespace
 
 bool CompileCounter::feed(std::string_view chunk) {
-  static const std::regex compiled_line(R"(^\s+(CC|AS)\s+(\S+))");
   partial_ += chunk;
   bool counted = false;
   size_t start = 0;
   for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
-    std::smatch m;
-    std::string line = partial_.substr(start, nl - start);
-    if (std::regex_search(line, m, compiled_line)) {
-      files_.push_back(m[2].str());
+    auto file = compiled_file(std::string_view(partial_).substr(start, nl - start));
+    if (!file.empty()) {
+      files_.push_back(std::move(file));
       counted = true;
     }
   }

@@ -43,6 +43,12 @@ std::string pad(int k, int n) {
 
 std::vector<SeriesPatchFile> split_series(std::string_view mbox_text, const std::string& origin) {
   auto set = parse_patch_file(mbox_text, origin);
+  // Experiment k lists patches 1..k, so the files grow with the square of the count; a series
+  // on a mailing list is tens of patches, a thousand is a mailbox of something else.
+  if (set.patches.size() > kMaxSeriesPatches)
+    throw UserError(origin + " holds " + std::to_string(set.patches.size()) + " patches; a series is at most " +
+                        std::to_string(kMaxSeriesPatches),
+                    "save the one series to measure (b4 am, or git format-patch of its commits)");
   std::vector<SeriesPatchFile> out;
   for (auto& p : set.patches) {
     SeriesPatchFile f;

@@ -22,7 +22,8 @@ struct SeriesPatchFile {
 };
 
 // The series' patches, each as its own file, in series order. Throws UserError (from the
-// mailbox parser) when the text holds no patch.
+// mailbox parser) when the text holds no patch, or more than kMaxSeriesPatches.
+inline constexpr size_t kMaxSeriesPatches = 200;
 std::vector<SeriesPatchFile> split_series(std::string_view mbox_text, const std::string& origin);
 
 // What series.json (the directory `ksandwich series` writes) says: the base experiment,

@@ -86,7 +86,7 @@ json calibration_experiment(json e, int points) {
 }
 
 std::optional<Calibration> calibrate(RunOptions o, int points) {
-  auto original = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+  auto original = experiment::parse_file(o.experiment_file);
   experiment::require_one_run_per_process(original, "calibrate");
   o.experiment = calibration_experiment(original.raw, points);
   o.print_report = false;  // an A/A run of one arm has no verdict worth printing

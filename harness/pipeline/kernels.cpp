@@ -51,7 +51,7 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
     for (auto& fragment : request.config.fragments) kernel::resolve_fragment(fragment, repo_dir);
     for (auto& patch : request.patches) {
       auto path = kernel::resolve_patch(patch, repo_dir);
-      (void)kernel::parse_patch_file(read_file(path), path.string());
+      (void)kernel::parse_patch_file(read_input_file(path, kMaxInputBytes, "patch file"), path.string());
     }
   }
 }

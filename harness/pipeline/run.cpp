@@ -391,7 +391,7 @@ int run(const RunOptions& o) {
     e = experiment::parse(bundle.experiment);
     check_resumable(bundle, e, o.out_dir);
     if (!o.experiment_file.empty() &&
-        experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string()).raw != bundle.experiment)
+        experiment::parse_file(o.experiment_file).raw != bundle.experiment)
       throw UserError("cannot resume: " + o.experiment_file.string() + " is not the experiment " +
                           o.out_dir.string() + " was started with",
                       "resume with `ksandwich run --resume " + o.out_dir.string() +
@@ -405,7 +405,7 @@ int run(const RunOptions& o) {
       if (!fs::exists(o.experiment_file))
         throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                         "pass a file such as configs/experiments/default.json");
-      e = experiment::parse_text(read_file(o.experiment_file), o.experiment_file.string());
+      e = experiment::parse_file(o.experiment_file);
     }
     experiment_dir = fs::absolute(o.experiment_file).parent_path();
   }

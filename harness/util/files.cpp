@@ -72,6 +72,16 @@ std::optional<std::string> read_regular_file(const fs::path& path, size_t max_by
   return text;
 }
 
+std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what) {
+  try {
+    if (auto text = read_regular_file(path, max_bytes, Links::follow)) return *text;
+  } catch (const SystemError& err) {
+    throw UserError(what + " " + path.string() + " cannot be read: " + err.what(),
+                    "name the " + what + " itself: a regular file of at most " + std::to_string(max_bytes >> 20) + " MiB");
+  }
+  throw UserError(what + " " + path.string() + " does not exist", "check the path");
+}
+
 bool read_file_contains(const fs::path& path, std::string_view needle) {
   auto content = try_read_file(path);
   return content && content->find(needle) != std::string::npos;
@@ -163,10 +173,24 @@ std::string shell_quote(std::string_view word) {
 }
 
 namespace {
+// C0 controls and DEL, and in UTF-8 the C1 controls (U+0080..U+009F: a terminal takes U+009B
+// for ESC [) and the bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069), which
+// make a line read other than it is. Each becomes one space.
 std::string without_controls(std::string_view s, bool keep_newlines) {
-  std::string out(s);
-  for (char& c : out)
-    if ((static_cast<unsigned char>(c) < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f) c = ' ';
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
+    if ((b(0) < 0x20 && !(keep_newlines && s[i] == '\n')) || b(0) == 0x7f) {
+      out += ' ';
+    } else if (b(0) == 0xc2 && b(1) >= 0x80 && b(1) <= 0x9f) {
+      out += ' ', i += 1;
+    } else if (b(0) == 0xe2 && ((b(1) == 0x80 && b(2) >= 0xaa && b(2) <= 0xae) || (b(1) == 0x81 && b(2) >= 0xa6 && b(2) <= 0xa9))) {
+      out += ' ', i += 2;
+    } else {
+      out += s[i];
+    }
+  }
   return out;
 }
 }  // namespace

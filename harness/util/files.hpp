@@ -18,6 +18,12 @@ std::optional<std::string> try_read_file(const fs::path& path); // nullopt when 
 // hands over, whose size and kind ksandwich did not choose.
 enum class Links { follow, refuse };
 std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links);
+// A file the user names (an experiment, a patch, a mailbox): read_regular_file following
+// links, with a UserError saying what is wrong with it (missing, not a regular file, larger
+// than MAX_BYTES) instead of a SystemError. WHAT names it in the message ("patch file").
+std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what);
+// What an experiment, a mail or a patch can sensibly weigh: far beyond any real one.
+inline constexpr size_t kMaxInputBytes = size_t(64) << 20;
 bool read_file_contains(const fs::path& path, std::string_view needle);
 std::string read_first_line(const fs::path& path, std::string fallback = {});
 // Writes a new file beside PATH (a name made with O_EXCL: never through a planted link) and

@@ -201,6 +201,30 @@ else
   echo "ok   gzip bomb: $(head -n1 <<<"$out")"
 fi
 
+# --- Issue 27, second attack: output directories someone else can change, the state
+# directory, and control characters of a file reaching the terminal through an error.
+expect_error "--out under /run/ksandwich" "journal key" -- "$ks" junit "$bundle" --out /run/ksandwich/x.xml
+expect_error "series --out under /run/ksandwich" "journal key" -- "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" --out /run/ksandwich/s
+if [ "$(id -u)" -eq 0 ]; then
+  mkdir -p "$tmp/theirs/sink"
+  ln -s "$tmp/theirs/sink" "$tmp/theirs/patches"
+  chown -hR nobody "$tmp/theirs"
+  expect_error "series --out: a directory another user owns (links planted in it)" "belongs to uid" -- \
+    "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" --out "$tmp/theirs"
+  expect_error "submit --dir: inside a directory another user owns" "belongs to uid" -- \
+    "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/host-aa.json" --dir "$tmp/theirs/sub"
+  if [ -n "$(ls -A "$tmp/theirs/sink")" ]; then echo "FAIL: root wrote through a planted link"; failures=$((failures + 1)); fi
+else
+  echo "SKIPPED (part): the foreign-owner cases need root (chown)"
+fi
+printf '{"name": "t\\u001b]0;pwned\\u0007\\u001b[2J", "arms": {"control": {}, "patched": {}}, "workloads": [{"name": "clone"}]}' >"$tmp/esc-name.json"
+out=$("$ks" run "$tmp/esc-name.json" --dry-run 2>&1)
+if [ $? -ne 2 ] || grep -q $'\x1b' <<<"$out"; then
+  echo "FAIL escape characters from an experiment reached the terminal: $(cat -v <<<"$out")"; failures=$((failures + 1))
+else
+  echo "ok   escape characters in an error message: $(head -n1 <<<"$out" | cut -c1-100)"
+fi
+
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
 expect_error "agent: unknown workload" "workload" -- "$agent" clonez --dir "$tmp"

@@ -82,9 +82,21 @@ TEST_CASE("hostile: sysfs knobs are plain paths under /sys/ or /proc/sys/") {
     j["arms"]["patched"]["sysfs"] = {{path, "v"}};
     CHECK_THAT(parse_error_of(j), Catch::Contains("/arms/patched/sysfs") && Catch::Contains("plain path"));
   }
+  // Issue 27, second attack: a knob that names a program the kernel runs as root, or one that
+  // removes a device, is no tunable.
+  for (std::string path : {"/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/sys/kernel/uevent_helper",
+                           "/proc/sys/fs/binfmt_misc/register", "/sys/block/sda/device/delete",
+                           "/proc/sys/kernel/poweroff_cmd", "/sys/power/state"}) {
+    INFO(path);
+    auto j = minimal_experiment();
+    j["arms"]["patched"]["sysfs"] = {{path, "|/tmp/x"}};
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/arms/patched/sysfs") && Catch::Contains("not a knob an experiment may set"));
+  }
   auto j = minimal_experiment();
   j["arms"]["patched"]["sysfs"] = {{"/sys/block/loop0/queue/read_ahead_kb", 4096},
-                                   {"/proc/sys/vm/dirty_ratio", "10"}};
+                                   {"/proc/sys/vm/dirty_ratio", "10"},
+                                   {"/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance"},
+                                   {"/sys/module/btrfs/parameters/x", "1"}};
   auto e = parse(j);
   CHECK(e.arms["patched"].sysfs.at("/sys/block/loop0/queue/read_ahead_kb") == "4096");
 }
@@ -179,7 +191,10 @@ TEST_CASE("hostile: mkfs options cannot name another device, a label or a direct
   for (json options : {json{"/dev/sda"}, json{"-n", "16384", "/dev/sda"}, json{"-L", "x"}, json{"--label=x"},
                        json{"--rootdir", "/etc"}, json{"-n"}, json{"-O", "list-all"}, json{"--features=list-all"},
                        json{"-R", "list-all"}, json{"--help"}, json{"-V"},
-                       json{"-Olist-all"}, json{"-O", "no-holes,list-all"}}) {
+                       json{"-Olist-all"}, json{"-O", "no-holes,list-all"},
+                       // Issue 27, second attack: bundled letters and long names cut short.
+                       json{"-fr/etc/ssh"}, json{"-Kr/etc/ssh"}, json{"--ro=/etc/ssh"}, json{"--lab=evil"},
+                       json{"-fLevil"}, json{"-fOlist-all"}, json{"--feat=list-all"}, json{"--subv=x"}}) {
     INFO(options.dump());
     auto j = minimal_experiment();
     j["storage"] = {{"mkfs_options", options}};
@@ -190,6 +205,8 @@ TEST_CASE("hostile: mkfs options cannot name another device, a label or a direct
   }
   auto j = minimal_experiment();
   j["storage"] = {{"mkfs_options", {"-n", "16384", "-O", "no-holes", "--csum", "blake2", "-M"}}};
+  CHECK_NOTHROW(parse(j));
+  j["storage"] = {{"mkfs_options", {"-n16384", "--features=no-holes", "--nodesize", "65536", "-K", "--mixed"}}};
   CHECK_NOTHROW(parse(j));
 }
 

@@ -225,3 +225,23 @@ TEST_CASE("hostile mail: huge quote runs, diff headers, encoded words and bounda
   auto set = parse_patch_file(mime, "mime.mbox");
   CHECK(contains(set.patches.at(0).text, "Body."));
 }
+
+TEST_CASE("hostile mail, second attack: deep MIME nesting and a hunk line of 200,000 digits",
+          "[build][patches]") {
+  // 4,000 nested multiparts: each level used to copy its parts (2.2 GB); now parts nested
+  // deeper than a mail ever does are not looked into, and the diff at the bottom is not found.
+  std::string body, closing;
+  for (int i = 0; i < 4000; ++i) {
+    const auto b = "b" + std::to_string(i);
+    body += "--" + (i == 0 ? std::string("b") : "b" + std::to_string(i - 1)) + "\nContent-Type: multipart/mixed; boundary=\"" + b + "\"\n\n";
+    closing = "--" + b + "--\n" + closing;
+  }
+  auto nested = message("[PATCH] deep", "<d@x>", body + "--b3999\nContent-Type: text/plain\n\n" + kDiff + closing,
+                        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n");
+  CHECK_THROWS_AS(parse_patch_file(nested, "nested.mbox"), ks::UserError);  // no diff within reach
+
+  // patch echoes the mail's text: a "Hunk #" line of 200,000 digits overflowed std::regex.
+  auto output = "patching file fs/btrfs/super.c\nHunk #" + std::string(200000, '9') + "\nHunk #2 FAILED at 120.\n";
+  CHECK_THAT(describe_patch_failure(output), Catch::Contains("hunk #2 of fs/btrfs/super.c does not apply (expected at line 120)"));
+
+}

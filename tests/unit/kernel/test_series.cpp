@@ -137,3 +137,12 @@ TEST_CASE("a plain diff's description line becomes a one-line subject, a CR insi
   CHECK(set.patches[0].subject.find_first_of("\r\n") == std::string::npos);
   for (auto& file : split_series(diff, "plain.diff")) CHECK(file.subject.find_first_of("\r\n") == std::string::npos);
 }
+
+TEST_CASE("a mailbox of more patches than a series has is refused: experiment k lists patches 1..k") {
+  std::string mbox;
+  for (int i = 1; i <= 201; ++i)
+    mbox += "From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\n"
+            "Subject: [PATCH " + std::to_string(i) + "/201] p\nMessage-ID: <p" + std::to_string(i) + "@x>\n\n"
+            "diff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n\n";
+  CHECK_THROWS_WITH(split_series(mbox, "big.mbox"), Catch::Contains("201 patches; a series is at most 200"));
+}

@@ -14,6 +14,11 @@ TEST_CASE("one_line turns every control character into a space and keeps the res
   CHECK(ks::one_line("a\r\nBcc: x") == "a  Bcc: x");
   CHECK(ks::one_line("\x1b[2Jverdict\x7f") == " [2Jverdict ");
   CHECK(ks::one_line("Grüße <a@b>") == "Grüße <a@b>");  // UTF-8 bytes are not control characters
+  // C1 controls in UTF-8 (U+009B is a terminal's CSI) and bidi overrides (U+202E) and isolates.
+  CHECK(ks::one_line("a\xc2\x9b" "2Jb") == "a 2Jb");
+  CHECK(ks::one_line("NO_CHANGE \xe2\x80\xaeNOISSERGER") == "NO_CHANGE  NOISSERGER");
+  CHECK(ks::one_line("x\xe2\x81\xa6y\xe2\x81\xa9") == "x y ");
+  CHECK(ks::one_line("\xc2\xa9 \xe2\x80\x94") == "\xc2\xa9 \xe2\x80\x94");  // (c) and an em dash stay
 }
 
 TEST_CASE("printable_lines keeps the newlines and nothing else below a space") {
