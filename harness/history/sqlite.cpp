@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include "proc/runner.hpp"
 #include "util/error.hpp"
 
 namespace ks::history {
@@ -21,6 +22,12 @@ Database::Database(const std::filesystem::path& path) {
                     "pass a path in a writable directory with --history");
   }
   sqlite3_busy_timeout(db_, 10000);  // another writer (a nightly job) holds the lock briefly
+  // A history file may come from someone else: its schema runs no function of theirs with
+  // side effects, it cannot be corrupted by crafted SQL, and a query that never ends (a view
+  // over an endless recursive CTE) still stops at Ctrl-C or SIGTERM.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_progress_handler(db_, 100000, [](void*) { return proc::interrupted() ? 1 : 0; }, nullptr);
 }
 
 Database::~Database() { sqlite3_close(db_); }
@@ -67,6 +74,7 @@ bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
+  if (rc == SQLITE_INTERRUPT) throw Interrupted();
   fail(db_, "step");
 }
 

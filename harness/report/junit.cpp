@@ -10,7 +10,9 @@
 namespace ks::report {
 namespace {
 
-using detail::html_escape;  // escapes & < > " ': enough for XML text and attributes
+// Text for XML: escaped (& < > " ') and without control characters, which XML 1.0 cannot
+// hold at all (a bundle's names come from files someone else may have written).
+std::string xml_text(std::string_view s) { return detail::html_escape(one_line(s)); }
 
 std::string pct(double ratio) { return fmt::format("{:+.2f}%", 100 * (ratio - 1)); }
 
@@ -35,23 +37,23 @@ std::string junit(const evidence::Bundle& b) {
       if (w.verdict == "REGRESSION" && w.material) {
         ++failures;
         body = fmt::format("<failure type=\"REGRESSION\" message=\"{}\"/>",
-                           html_escape("material regression: " + estimate(w)));
+                           xml_text("material regression: " + estimate(w)));
       } else if (w.verdict == "INVALID") {
         ++errors;
         body = fmt::format("<error type=\"INVALID\" message=\"{}\"/>",
-                           html_escape("invalid data; failed gates: " +
+                           xml_text("invalid data; failed gates: " +
                                        (w.gates_failed.empty() ? "none named" : join(w.gates_failed, ", "))));
       } else if (w.verdict == "INCONCLUSIVE") {
         ++skipped;
         std::string reason = "inconclusive at this run's size: " + estimate(w);
         if (w.mde_pct) reason += fmt::format("; it could detect {:.2f}%", *w.mde_pct);
         if (w.blocks_needed) reason += fmt::format("; about {} blocks would decide it", *w.blocks_needed);
-        body = fmt::format("<skipped message=\"{}\"/>", html_escape(reason));
+        body = fmt::format("<skipped message=\"{}\"/>", xml_text(reason));
       } else {
-        body = fmt::format("<system-out>{}</system-out>", html_escape(w.verdict + ": " + estimate(w)));
+        body = fmt::format("<system-out>{}</system-out>", xml_text(w.verdict + ": " + estimate(w)));
       }
-      cases += fmt::format("    <testcase classname=\"ksandwich.{}\" name=\"{}\">{}</testcase>\n", html_escape(suite),
-                           html_escape(w.workload), body);
+      cases += fmt::format("    <testcase classname=\"ksandwich.{}\" name=\"{}\">{}</testcase>\n", xml_text(suite),
+                           xml_text(w.workload), body);
     }
   // A run that has not finished is no pass: CI must not read "0 failures" from it.
   const auto pending = std::count_if(b.points.begin(), b.points.end(), [](auto& p) { return p.status == "pending"; });
@@ -59,8 +61,8 @@ std::string junit(const evidence::Bundle& b) {
     ++tests, ++errors;
     cases += fmt::format(
         "    <testcase classname=\"ksandwich.{}\" name=\"run\"><error type=\"UNFINISHED\" message=\"{}\"/></testcase>\n",
-        html_escape(suite),
-        html_escape(fmt::format("the run is unfinished: {} of {} points pending{}; finish it with ksandwich run --resume DIR",
+        xml_text(suite),
+        xml_text(fmt::format("the run is unfinished: {} of {} points pending{}; finish it with ksandwich run --resume DIR",
                                 pending, b.points.size(), b.analysis ? "" : ", no analysis yet")));
   }
   return fmt::format(
@@ -68,7 +70,7 @@ std::string junit(const evidence::Bundle& b) {
       "<testsuites name=\"ksandwich\" tests=\"{1}\" failures=\"{2}\" errors=\"{3}\" skipped=\"{4}\">\n"
       "  <testsuite name=\"{0}\" tests=\"{1}\" failures=\"{2}\" errors=\"{3}\" skipped=\"{4}\" timestamp=\"{5}\">\n"
       "{6}  </testsuite>\n</testsuites>\n",
-      html_escape(suite), tests, failures, errors, skipped, html_escape(b.created_at), cases);
+      xml_text(suite), tests, failures, errors, skipped, xml_text(b.created_at), cases);
 }
 
 }  // namespace ks::report

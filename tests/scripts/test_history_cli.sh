@@ -65,5 +65,23 @@ for format in text markdown html json; do
 done
 expect 0 "junit" '<testcase classname="ksandwich.default" name="clone"><skipped' -- "$ks" junit "$bundle"
 
+# A history someone else made (issue 27): its runs table a view over an endless recursive
+# query. SIGTERM (as from timeout or a CI job's limit) must still stop it, exit 130.
+python3 - "$tmp/endless.sqlite" <<'PY'
+import sqlite3, sys
+cols = ("experiment created_at added_at backend control_source patched_source machine_fingerprint machine "
+        "tool_version tool_revision verdict bundle_path bundle_sha256 clock").split()
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA user_version=2")
+c.execute("CREATE VIEW runs AS WITH RECURSIVE r(id) AS (SELECT 1 UNION ALL SELECT id+1 FROM r) SELECT id, " +
+          ", ".join(f"'x' AS {x}" for x in cols) + " FROM r WHERE id = 0")
+c.execute("CREATE TABLE workloads (run_id INTEGER, workload TEXT, metric TEXT, ratio REAL, ratio_low REAL, "
+          "ratio_high REAL, level REAL, mde_pct REAL, verdict TEXT, material INTEGER)")
+c.commit()
+PY
+timeout -k 10 --preserve-status 3 "$ks" history list --history "$tmp/endless.sqlite" >/dev/null 2>&1
+code=$?
+[ "$code" -eq 130 ] || fail "history list on an endless view: exit $code after SIGTERM, expected 130 (137: it ignored TERM)"
+
 [ "$failures" -eq 0 ] && echo "ok: history, trend, junit and compare's environment check"
 exit $((failures > 0))
