@@ -13,6 +13,7 @@
 
 #include "pipeline/host_changes.hpp"
 #include "proc/runner.hpp"
+#include "support/killed_process.hpp"
 #include "support/paths.hpp"
 #include "support/sandwich.hpp"
 #include "support/skip.hpp"
@@ -184,28 +185,18 @@ TEST_CASE("cleanup undoes only the objects its run made: a decoy of the same nam
   const auto target = ks::pipeline::kStateDir / ("mnt-decoy-test-" + std::to_string(::getpid()));
   const auto file = fs::path("/dev/shm") / ("ksandwich-decoy-test-" + std::to_string(::getpid()));
   auto sh = [](std::vector<std::string> argv) { return ks::proc::run(ks::proc::command(std::move(argv), 30s)); };
-  pid_t pid = fork();
-  if (pid == 0) {  // the run: makes, journals, and dies without undoing anything
-    try {
-      ks::journal::Active active(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
-      fs::create_directories(target);
-      auto mount = ks::journal::record("mount", {{"target", target.string()}, {"source", "tmpfs"}, {"fstype", "tmpfs"}});
-      if (!sh({"mount", "-t", "tmpfs", "tmpfs", target.string()}).ok()) _exit(2);
-      ks::journal::amend(mount, {{"mounted", ks::journal::identity_of(target)}});
-      auto made = ks::journal::record("file", {{"path", file.string()}});
-      ks::write_file(file, std::string(1 << 20, 'x'));
-      ks::journal::amend(made, ks::journal::identity_of(file));
-      ks::journal::record("loop", {{"backing_file", file.string()}, {"backing", ks::journal::identity_of(file)}});
-      if (!sh({"losetup", "--find", file.string()}).ok()) _exit(3);
-    } catch (...) {
-      _exit(1);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
+  ks::test::in_killed_process([&] {  // the run: makes, journals, and dies without undoing anything
+    ks::journal::Active active(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
+    fs::create_directories(target);
+    auto mount = ks::journal::record("mount", {{"target", target.string()}, {"source", "tmpfs"}, {"fstype", "tmpfs"}});
+    if (!sh({"mount", "-t", "tmpfs", "tmpfs", target.string()}).ok()) throw std::runtime_error("mount");
+    ks::journal::amend(mount, {{"mounted", ks::journal::identity_of(target)}});
+    auto made = ks::journal::record("file", {{"path", file.string()}});
+    ks::write_file(file, std::string(1 << 20, 'x'));
+    ks::journal::amend(made, ks::journal::identity_of(file));
+    ks::journal::record("loop", {{"backing_file", file.string()}, {"backing", ks::journal::identity_of(file)}});
+    if (!sh({"losetup", "--find", file.string()}).ok()) throw std::runtime_error("losetup");
+  });
   REQUIRE(mounted(target.string()));
   REQUIRE(loop_attached(file.string()));
 

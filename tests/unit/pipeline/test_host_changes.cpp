@@ -12,6 +12,7 @@
 
 #include "boot/knobs.hpp"
 #include "pipeline/host_changes.hpp"
+#include "support/killed_process.hpp"
 #include "support/temp_dir.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -21,6 +22,7 @@ namespace fs = std::filesystem;
 namespace journal = ks::journal;
 using ks::pipeline::cleanup_run;
 using ks::pipeline::UndoRules;
+using ks::test::in_killed_process;
 
 namespace {
 
@@ -32,25 +34,6 @@ UndoRules rules_for(const fs::path& root) {
   r.knobs.require_kernel_fs = false;
   r.require_tracefs = false;
   return r;
-}
-
-// Runs WORK in a child process that then dies without unwinding: what it changed stays,
-// as after a SIGKILL.
-void in_killed_process(const std::function<void()>& work) {
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    try {
-      work();
-    } catch (...) {
-      _exit(1);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
 }
 
 struct Run {
