@@ -53,12 +53,13 @@ void set_series_command(CLI::App& app, Context& context) {
 
     auto base = kernel::absolute_experiment(e, o.experiment_file.parent_path(), context.repo_dir);
     kernel::SeriesManifest manifest{o.experiment_file.string(), mbox.string(), sha256_hex(text), {}};
-    fs::create_directories(o.out_dir / "patches");
-    fs::create_directories(o.out_dir / "experiments");
+    // Every file is made in memory first: a series that cannot be written whole (exit 2)
+    // writes nothing.
+    std::vector<std::pair<fs::path, std::string>> files;
     std::vector<std::string> paths;
     for (auto& p : patches) {
       paths.push_back((o.out_dir / "patches" / p.name).string());
-      write_file_atomic(paths.back(), p.text);
+      files.emplace_back(paths.back(), p.text);
     }
     int n = static_cast<int>(patches.size());
     for (int k = 1; k <= n; ++k) {
@@ -69,10 +70,13 @@ void set_series_command(CLI::App& app, Context& context) {
       kernel::SeriesStep step{k, p.subject, "", "patches/" + p.name, "experiments/" + name + ".json", name};
       auto parsed = kernel::parse_patch_file(p.text, p.name);
       step.message_id = parsed.patches.at(0).message_id;
-      write_file_atomic(o.out_dir / step.experiment, exp.dump(2) + "\n");
+      files.emplace_back(o.out_dir / step.experiment, exp.dump(2) + "\n");
       manifest.steps.push_back(step);
     }
-    write_file_atomic(o.out_dir / kernel::kSeriesManifestName, json(manifest).dump(2) + "\n");
+    files.emplace_back(o.out_dir / kernel::kSeriesManifestName, json(manifest).dump(2) + "\n");
+    fs::create_directories(o.out_dir / "patches");
+    fs::create_directories(o.out_dir / "experiments");
+    for (auto& [path, content] : files) write_file_atomic(path, content);
 
     fmt::print("series of {} patch{} on {} -> {}\n", n, n == 1 ? "" : "es", e.name, o.out_dir.string());
     for (auto& s : manifest.steps) fmt::print("  {:>2}  {:<28} {}\n", s.index, s.name, s.subject);

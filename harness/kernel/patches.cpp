@@ -1,6 +1,8 @@
 #include "kernel/patches.hpp"
 
 #include <algorithm>
+#include <iconv.h>
+
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -278,6 +280,46 @@ std::string plain_subject(std::string_view text, const std::string& file) {
   return slash == std::string::npos ? file : file.substr(slash + 1);
 }
 
+// BYTES as UTF-8: valid UTF-8 sequences as they are, any other byte read as ISO-8859-1 (what
+// an undeclared 8-bit header most often is). The result is always valid UTF-8, so a subject
+// or an author can go into JSON whatever the mail held.
+std::string as_utf8(std::string_view bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size();) {
+    auto c = static_cast<unsigned char>(bytes[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = n > 0 && i + n <= bytes.size() && !(n == 2 && c < 0xc2);
+    for (size_t k = 1; valid && k < n; ++k) valid = (static_cast<unsigned char>(bytes[i + k]) & 0xc0) == 0x80;
+    if (valid) {
+      out.append(bytes.substr(i, n));
+      i += n;
+    } else {
+      out += static_cast<char>(0xc0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3f));
+      ++i;
+    }
+  }
+  return out;
+}
+
+// TEXT, declared to be in CHARSET (an encoded word's), in UTF-8: converted by iconv (glibc)
+// when the charset is one it knows, else read as as_utf8 does.
+std::string charset_to_utf8(const std::string& text, const std::string& charset) {
+  auto name = lower(charset);
+  if (name.empty() || name == "utf-8" || name == "utf8" || name == "us-ascii") return as_utf8(text);
+  iconv_t cd = iconv_open("UTF-8", name.c_str());
+  if (cd == reinterpret_cast<iconv_t>(-1)) return as_utf8(text);
+  std::string out(text.size() * 4 + 16, '\0');
+  char* in = const_cast<char*>(text.data());
+  size_t in_left = text.size(), out_left = out.size();
+  char* out_ptr = out.data();
+  size_t rc = iconv(cd, &in, &in_left, &out_ptr, &out_left);
+  iconv_close(cd);
+  if (rc == static_cast<size_t>(-1)) return as_utf8(text);
+  out.resize(out.size() - out_left);
+  return as_utf8(out);
+}
+
 }  // namespace
 
 std::string decode_header_words(std::string_view value) {
@@ -300,12 +342,15 @@ std::string decode_header_words(std::string_view value) {
     if (!(previous_was_word && trim(gap).empty())) out += gap;
     const char encoding = in[q1 + 1];
     const auto payload = in.substr(q1 + 3, end - q1 - 3);
-    out += (encoding == 'b' || encoding == 'B') ? decode_base64(payload) : decode_quoted_printable(payload, true);
+    auto charset = in.substr(from + 2, q1 - from - 2);
+    charset = charset.substr(0, charset.find('*'));  // RFC 2231 language: "iso-8859-1*de"
+    out += charset_to_utf8(
+        (encoding == 'b' || encoding == 'B') ? decode_base64(payload) : decode_quoted_printable(payload, true), charset);
     last = from = end + 2;
     previous_was_word = true;
   }
   out += in.substr(last);
-  return out;
+  return as_utf8(out);
 }
 
 bool is_mailbox(std::string_view text) {

@@ -46,7 +46,9 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file);
 // ("+++ b/fs/btrfs/super.c" -> "fs/btrfs/super.c"; a rename names both paths).
 std::vector<std::string> touched_files(std::string_view diff);
 
-// Decodes RFC 2047 encoded words ("=?UTF-8?q?Ren=C3=A9?=") in a header value.
+// Decodes RFC 2047 encoded words ("=?UTF-8?q?Ren=C3=A9?=") in a header value, into UTF-8:
+// a declared charset converted with iconv, undeclared 8-bit bytes read as ISO-8859-1. The
+// result is always valid UTF-8 (it goes into bundles and experiments as JSON).
 std::string decode_header_words(std::string_view value);
 
 // What `patch` printed when a dry run failed, as one clear sentence naming the file and

@@ -67,5 +67,11 @@ check "cost is the change signed so + is worse (IOPS down is a cost)" \
   jq -e 'all(.series.steps[]; if .metric == "iops" then .cost_pct == -.change_pct else .cost_pct == .change_pct end)' \
   "$tmp/gather.json"
 check "gather wrote report.txt naming the most expensive patch" grep -q "most expensive for clone: patch $named " "$out/report.txt"
+# A Subject and From in ISO-8859-1 (issue 29): decoded to UTF-8, not a JSON error that left
+# half a directory behind.
+printf 'From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: =?iso-8859-1?q?Ren=E9_M=FCller?= <r@x>\nSubject: [PATCH 1/1] =?iso-8859-1?q?btrfs:_caf=E9?=\nMessage-ID: <iso@x>\n\nx\n---\ndiff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n' >"$tmp/iso.mbox"
+check "an ISO-8859-1 series splits, its subject in UTF-8" \
+  "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$tmp/iso.mbox" --out "$tmp/iso"
+check "the manifest holds the subject as UTF-8" jq -e '.steps[0].subject == "[PATCH 1/1] btrfs: café"' "$tmp/iso/series.json"
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

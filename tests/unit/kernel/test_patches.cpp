@@ -245,3 +245,19 @@ TEST_CASE("hostile mail, second attack: deep MIME nesting and a hunk line of 200
   CHECK_THAT(describe_patch_failure(output), Catch::Contains("hunk #2 of fs/btrfs/super.c does not apply (expected at line 120)"));
 
 }
+
+TEST_CASE("header values become valid UTF-8: a declared charset converted, undeclared 8-bit bytes read as ISO-8859-1",
+          "[build][patches]") {
+  CHECK(decode_header_words("=?iso-8859-1?q?caf=E9?=") == "caf\xc3\xa9");
+  CHECK(decode_header_words("=?ISO-8859-15?Q?=A4?=") == "\xe2\x82\xac");  // the euro sign of Latin-9
+  CHECK(decode_header_words("=?UTF-8?q?Ren=C3=A9?=") == "Ren\xc3\xa9");
+  CHECK(decode_header_words("Ren\xe9 M\xfcller") == "Ren\xc3\xa9 M\xc3\xbcller");  // raw Latin-1
+  CHECK(decode_header_words("=?x-unknown?q?a=FF?=") == "a\xc3\xbf");
+  // What series writes as JSON: the whole mail, subject and author, parses and dumps.
+  auto set = parse_patch_file(message("[PATCH] =?iso-8859-1?q?btrfs:_caf=E9?=", "<iso@x>", kDiff,
+                                      "Cc: =?iso-8859-1?q?Ren=E9?= <r@x>\n"),
+                              "iso.mbox");
+  REQUIRE(set.patches.size() == 1);
+  CHECK(set.patches[0].subject == "[PATCH] btrfs: caf\xc3\xa9");
+  CHECK_NOTHROW(nlohmann::json(set.patches[0].subject).dump());
+}
