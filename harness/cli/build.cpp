@@ -149,7 +149,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
   cmd->add_flag("--no-ccache", args->no_ccache, "do not use ccache");
   cmd->add_flag("--preflight", args->preflight,
                 "check source, config and patches without compiling");
-  cmd->add_flag("--json", args->json, "print the identity as JSON");
+  ks::cli::add_text_or_json(cmd, args->json, "the built kernel's identity");
 
   cmd->callback([args, &context] {
     ks::kernel::BuildRequest base;

@@ -61,6 +61,11 @@ void check_output_file(const std::filesystem::path& file, const std::string& opt
 // to get its default), so `--out ""` never quietly means the default.
 const CLI::Validator& non_empty_path();
 
+// `--format text|json`, the one convention of every command that prints something a script
+// may read (report, compare, trend, validate, analyze take more formats), with `--json` kept
+// as its older spelling. Sets JSON when json is chosen; WHAT says what is printed.
+void add_text_or_json(CLI::App* cmd, bool& json, const std::string& what);
+
 // For --material-pct: a percentage above 0 and below 100.
 const CLI::Validator& material_pct();
 

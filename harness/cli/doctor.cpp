@@ -46,7 +46,7 @@ void set_doctor_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("doctor", "what this machine can do (KVM, QEMU, brd/zram/loop, btrfs, "
                                            "io_uring, tracefs, fio, governor) and what is missing, with the fix");
   auto as_json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *as_json, "print the checks as JSON");
+  add_text_or_json(cmd, *as_json, "the checks as a table or as JSON");
   cmd->callback([as_json, &context] {
     // Installed (<prefix>/share/ksandwich holds no tools/), the fixes name the apt-get line.
     auto checks = machine::doctor_checks(machine::is_source_tree(context.repo_dir));

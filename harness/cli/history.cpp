@@ -40,7 +40,7 @@ void set_history_command(CLI::App& app, Context& context) {
   auto* list = cmd->add_subcommand("list", "one line per run, oldest first");
   list->add_option("--history", *db, "the history file")->required();
   list->add_option("--experiment", *experiment, "only this experiment");
-  list->add_flag("--json", *json_out, "JSON instead of a table");
+  add_text_or_json(list, *json_out, "one line per run, or JSON");
   list->callback([db, experiment, json_out, &context] {
     history::Store store(*db, history::Store::Open::kExisting);
     auto runs = store.runs(*experiment);
@@ -58,7 +58,7 @@ void set_history_command(CLI::App& app, Context& context) {
   auto* show = cmd->add_subcommand("show", "one run: where it ran, what it measured, its bundle");
   show->add_option("--history", *db, "the history file")->required();
   show->add_option("run", *run_id, "the run number `history list` shows")->required();
-  show->add_flag("--json", *json_out, "JSON instead of text");
+  add_text_or_json(show, *json_out, "the run as text or JSON");
   show->callback([db, run_id, json_out, &context] {
     history::Store store(*db, history::Store::Open::kExisting);
     auto run = store.run(*run_id);

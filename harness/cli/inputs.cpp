@@ -29,6 +29,14 @@ const CLI::Validator& non_empty_path() {
   return v;
 }
 
+void add_text_or_json(CLI::App* cmd, bool& json, const std::string& what) {
+  cmd->add_option_function<std::string>(
+         "--format", [&json](const std::string& format) { json = format == "json"; },
+         "text | json: " + what + " (default text)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--json", json, "the same as --format json");
+}
+
 const CLI::Validator& material_pct() {
   static const CLI::Validator v(
       [](const std::string& text) -> std::string {
