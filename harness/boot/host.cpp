@@ -59,10 +59,18 @@ void HostBackend::check_machine(const experiment::Experiment& e) const {
   if (!machine::have_filesystem("btrfs"))
     throw UserError("the running kernel has no btrfs", "load it: modprobe btrfs");
   for (auto& [name, arm] : e.arms)
-    for (auto& [path, value] : arm.sysfs)
+    for (auto& [path, value] : arm.sysfs) {
       if (access(path.c_str(), W_OK) != 0)
         throw UserError("experiment: /arms/" + name + "/sysfs: " + path + " is not writable here",
                         "check the knob exists on this kernel");
+      // The path was a tunable as written; where its links lead must be one too.
+      std::error_code ec;
+      auto real = fs::canonical(path, ec).string();
+      if (ec || !experiment::is_tunable_knob(real))
+        throw UserError("experiment: /arms/" + name + "/sysfs: " + path + " leads to " + real +
+                            ", which is not a knob an experiment may set",
+                        "name the tunable itself");
+    }
   bool required_hits = std::any_of(e.direct_hits.begin(), e.direct_hits.end(), [](auto& d) { return d.required; });
   if (required_hits) {
     auto tracing = trace::probe_tracing();

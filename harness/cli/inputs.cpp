@@ -1,5 +1,7 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,8 +52,27 @@ const CLI::Validator& material_pct() {
 
 namespace {
 
+// Whether the directory ST may lie on the way to what root writes: its owner is root, this
+// user or (under sudo) the invoking user; and no one else may write in it, unless it is
+// sticky (/tmp: no one renames what is made there) or shared only with a group that is root's,
+// the sudo user's or the owner's own private group (umask 002 systems).
+bool trusted_dir(const struct stat& st) {
+  const char* sudo_uid = std::getenv("SUDO_UID");
+  const char* sudo_gid = std::getenv("SUDO_GID");
+  const bool trusted_owner = st.st_uid == 0 || st.st_uid == ::geteuid() ||
+                             (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
+  if (!trusted_owner) return false;
+  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
+  if (!(st.st_mode & S_IWGRP) || (st.st_mode & S_ISVTX)) return true;
+  if (st.st_gid == 0 || (sudo_gid && std::to_string(st.st_gid) == sudo_gid)) return true;
+  const struct passwd* owner = ::getpwuid(st.st_uid);
+  const struct group* group = ::getgrgid(st.st_gid);
+  return owner && group && owner->pw_gid == st.st_gid && std::string(group->gr_name) == owner->pw_name &&
+         (group->gr_mem == nullptr || group->gr_mem[0] == nullptr);
+}
+
 // Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state
-// directory (the journal key and the machine lock); and the nearest directory that exists
+// directory (the journal key and the machine lock); and for root, every directory on the way
 // is one no one else can change (whoever can plant a link in it decides where root writes).
 // REAL is the output's resolved path; GIVEN how the user wrote it.
 void check_output_place(const fs::path& real, const fs::path& given, const std::string& option,
@@ -67,30 +88,30 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
     throw UserError(option + " " + given.string() + " is under " + kStateDir.string() +
                         ", where ksandwich keeps its journal key and machine lock",
                     hint);
-  for (auto p = real; !p.empty(); p = p.parent_path()) {
-    struct stat st{};
-    if (::stat(p.c_str(), &st) == 0) {
+  if (::geteuid() != 0) return;  // what follows guards root; anyone else writes only where they may
+  // Every directory on the way, as written and as resolved: one someone else can change
+  // could swap a component for a link between this check and the writes.
+  const auto given_abs = fs::absolute(given).lexically_normal();
+  for (const auto* path : {&given_abs, &real}) {
+    fs::path prefix;
+    for (auto& part : *path) {
+      prefix /= part;
+      struct stat st{};
+      if (::stat(prefix.c_str(), &st) != 0) break;  // the rest is made by the run
+      const bool last = prefix == *path;
       if (!S_ISDIR(st.st_mode)) {
-        if (p == real) return;  // an existing output file: the writer replaces it, or refuses a device
-        throw UserError(option + " " + given.string() + ": " + p.string() + " is not a directory", hint);
+        if (last) break;  // an existing output file: the writer replaces it, or refuses a device
+        throw UserError(option + " " + given.string() + ": " + prefix.string() + " is not a directory", hint);
       }
-      const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-      // An existing output directory: this user's alone. A directory it is made in: this
-      // user's, root's or (under sudo) the invoking user's, and shared only with the sticky
-      // bit (/tmp), so no one else renames what is made there.
-      const char* sudo_uid = std::getenv("SUDO_UID");
-      const bool trusted_owner = st.st_uid == ::geteuid() || st.st_uid == 0 ||
-                                 (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
-      const bool ok = p == real ? st.st_uid == ::geteuid() && !others_write
-                                : trusted_owner && (!others_write || (st.st_mode & S_ISVTX));
+      // An existing output directory: this user's alone. A directory on the way: see trusted_dir.
+      const bool ok = last && path == &real ? st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0
+                                            : trusted_dir(st);
       if (!ok)
-        throw UserError(option + " " + given.string() + ": " + p.string() + " belongs to uid " +
-                            std::to_string(st.st_uid) + (others_write ? " and others may write to it" : ""),
-                        "name a place only you can change (the run makes a new directory), e.g. " + option +
-                            " results/my-run");
-      return;
+        throw UserError(option + " " + given.string() + ": " + prefix.string() + " belongs to uid " +
+                            std::to_string(st.st_uid) +
+                            ((st.st_mode & (S_IWGRP | S_IWOTH)) ? " or others may write to it" : ""),
+                        "name a place only you (or root) can change, e.g. " + option + " results/my-run");
     }
-    if (p == p.parent_path()) return;
   }
 }
 
@@ -129,7 +150,7 @@ void check_json_file(const fs::path& path, const std::string& what) {
   // Bounded, and never a FIFO or device: /dev/zero would be read forever, a FIFO block.
   std::optional<std::string> text;
   try {
-    text = read_regular_file(path, size_t(32) << 20, Links::follow);
+    text = read_regular_file(path, kMaxInputBytes, Links::follow);
   } catch (const SystemError& err) {
     throw UserError(what + " " + path.string() + " cannot be read: " + err.what(),
                     "name the JSON file a run wrote or you wrote");

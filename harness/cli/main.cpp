@@ -1,4 +1,5 @@
 // ksandwich: does this kernel patch make this filesystem operation faster or slower?
+#include <new>
 #include <unistd.h>
 
 #include <algorithm>
@@ -155,18 +156,19 @@ int main(int argc, char** argv) {
     if (!e.hint().empty()) say("hint", e.hint());
     return ks::kExitBadInput;
   } catch (const ks::Interrupted&) {
-    std::fprintf(stderr, "ksandwich: interrupted; everything it set up was removed. "
-                         "Continue a run with `ksandwich run --resume DIR`.\n");
+    std::fprintf(stderr, "ksandwich: interrupted; everything it set up was removed "
+                         "(a measuring run goes on with `ksandwich run --resume DIR`)\n");
     return 130;
   } catch (const ks::SystemError& e) {
     say("error", e.what());
     return ks::kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    say("error", "out of memory: an input is far larger than anything ksandwich reads");
+    return ks::kExitBadInput;
   } catch (const std::exception& e) {
     // Anything else is a path the code did not foresee: still a message and exit 2, never
     // an abort. What it touched was undone by the destructors on the way here.
-    say("error", std::string(e.what()) == "std::bad_alloc" ? "out of memory: an input is far larger than any "
-                                                             "ksandwich reads (bad_alloc)"
-                                                           : e.what());
+    say("error", e.what());
     std::fprintf(stderr, "ksandwich: hint: check the files and paths given on the command line; "
                          "if they look right, this is a bug: please report the message above\n");
     return ks::kExitBadInput;

@@ -26,9 +26,6 @@ pipeline::RunOptions fresh_run_options(const std::string& experiment, const std:
     if (!fs::is_regular_file(o.experiment_file, ec))
       throw UserError("experiment " + experiment + " is not a regular file",
                       "pass a JSON file such as configs/experiments/default.json");
-    if (fs::file_size(o.experiment_file, ec) > (16u << 20))
-      throw UserError("experiment " + experiment + " is larger than 16 MiB",
-                      "an experiment file is a few KiB of JSON; check it is the file you meant");
     check_json_file(o.experiment_file, "experiment");
   }
   auto stem = o.experiment_file.stem().string();

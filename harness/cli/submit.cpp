@@ -9,6 +9,7 @@
 #include "analysis/analyze.hpp"
 #include "cli/commands.hpp"
 #include "cluster/slurm.hpp"
+#include "experiment/strict_json.hpp"
 #include "kernel/series.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "proc/runner.hpp"
@@ -26,9 +27,8 @@ using nlohmann::json;
 template <class T>
 std::optional<T> read_typed(const fs::path& path, const std::string& what, const std::string& hint) {
   if (!fs::is_regular_file(path)) return std::nullopt;
-  check_json_file(path, what);
   try {
-    return json::parse(read_file(path)).get<T>();
+    return experiment::parse_json_strict(read_input_file(path, kMaxInputBytes, what), path.string()).get<T>();
   } catch (const json::exception& e) {
     throw UserError(path.string() + " is not a " + what + ": " + e.what(), hint);
   }
@@ -160,8 +160,13 @@ void set_gather(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   cmd->callback([args, &context] {
     auto dir = fs::absolute(args->dir).lexically_normal();
+    check_output_dir(dir, "gather's DIR");  // its reports are written there
     auto manifest = read_manifest(dir);
     auto series = read_series(dir);
+    if (series && series->steps.size() > kernel::kMaxSeriesPatches)
+      throw UserError(args->dir + " lists " + std::to_string(series->steps.size()) + " steps; a series is at most " +
+                          std::to_string(kernel::kMaxSeriesPatches),
+                      "name the directory `ksandwich series` wrote");
     if (!manifest && !series)
       throw UserError(args->dir + " holds neither " + cluster::kManifestName + " nor " + kernel::kSeriesManifestName,
                       "name the directory `ksandwich submit` or `ksandwich series` wrote");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <regex>
@@ -51,26 +52,36 @@ namespace b = bounds;
 
 // Where an experiment may set a knob: the tunables of memory, filesystems, the scheduler, block
 // queues, btrfs and CPUs, never a knob that names a program the kernel runs as root
-// (kernel/core_pattern, kernel/modprobe, fs/binfmt_misc, uevent_helper) or removes a device.
-// A path matches an entry when it starts with its prefix and holds its part (if any) after it.
+// (kernel/core_pattern, kernel/modprobe, fs/binfmt_misc, uevent_helper), removes a device or
+// weakens a protection. A path matches an entry when it starts with its prefix and holds its
+// part (if any) after it; the host checks the knob's resolved path as well (a /sys path can
+// lead elsewhere through links), where a block queue is under /sys/devices/.
 struct KnobPlace {
   const char* prefix;
   const char* then;  // a part the rest must hold ("" for none)
 };
 constexpr KnobPlace kKnobPlaces[] = {
     {"/proc/sys/vm/", ""},         {"/proc/sys/kernel/sched_", ""},   {"/proc/sys/kernel/numa_balancing", ""},
-    {"/proc/sys/kernel/timer_migration", ""}, {"/proc/sys/kernel/randomize_va_space", ""},
-    {"/proc/sys/kernel/nmi_watchdog", ""},    {"/proc/sys/kernel/perf_event_", ""},
+    {"/proc/sys/kernel/timer_migration", ""}, {"/proc/sys/kernel/nmi_watchdog", ""},
     {"/proc/sys/fs/aio-max-nr", ""},          {"/proc/sys/fs/file-max", ""},
-    {"/sys/block/", "/queue/"},    {"/sys/fs/btrfs/", ""},            {"/sys/kernel/mm/", ""},
-    {"/sys/devices/system/cpu/", ""}, {"/sys/module/", "/parameters/"}};
+    {"/sys/block/", "/queue/"},    {"/sys/devices/", "/queue/"},      {"/sys/fs/btrfs/", ""},
+    {"/sys/kernel/mm/", ""},       {"/sys/devices/system/cpu/", ""},  {"/sys/module/btrfs/parameters/", ""},
+    {"/sys/module/brd/parameters/", ""}, {"/sys/module/zram/parameters/", ""}, {"/sys/module/loop/parameters/", ""}};
+// Inside those places, what weakens a protection of the machine.
+constexpr const char* kNeverKnobs[] = {"/proc/sys/vm/mmap_min_addr", "/proc/sys/vm/unprivileged_userfaultfd"};
+
+}  // namespace
 
 bool is_tunable_knob(const std::string& path) {
+  for (auto* never : kNeverKnobs)
+    if (path == never) return false;
   for (auto& place : kKnobPlaces)
     if (starts_with(path, place.prefix) && path.find(place.then, std::strlen(place.prefix)) != std::string::npos)
       return true;
   return false;
 }
+
+namespace {
 
 std::string knob_places() {
   std::string out;
@@ -262,6 +273,20 @@ void check_mkfs_options(Reader& r, const std::string& key, const std::vector<std
   }
 }
 
+// Mount options are btrfs's own; not mount(8)'s userspace ones (X-mount.mode and .owner would
+// open the benchmark filesystem, X-mount.mkdir make directories), nor another device for
+// btrfs to join (device=), nor security contexts.
+void check_mount_options(Reader& r, const std::string& key, const std::vector<std::string>& options) {
+  for (auto& o : options) {
+    auto name = o.substr(0, o.find('='));
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (starts_with(name, "x-") || name == "device" || name.find("context") != std::string::npos ||
+        o.find(',') != std::string::npos)
+      r.fail(key, "\"" + o + "\" is not a mount option the harness passes",
+             "give btrfs's own options, one to an entry, e.g. [\"noatime\", \"compress=zstd:1\"]");
+  }
+}
+
 Workload parse_workload(const json& j, const std::string& where) {
   Workload w;
   Reader r(j, where);
@@ -321,6 +346,7 @@ Storage parse_storage(const json& j, const std::string& where) {
   r.get_strings("mkfs_options", s.mkfs_options);
   check_mkfs_options(r, "mkfs_options", s.mkfs_options);
   r.get_strings("mount_options", s.mount_options);
+  check_mount_options(r, "mount_options", s.mount_options);
   if (s.kind == "device" && s.device.empty())
     r.fail("device", "is required when kind is \"device\"", "name the block device to format, e.g. \"/dev/nvme1n1\"");
   r.reject_unknown();
@@ -336,6 +362,7 @@ Arm parse_arm(const std::string& name, const json& j, const std::string& where) 
   r.get_strings("mkfs_options", a.extra_mkfs_options);
   check_mkfs_options(r, "mkfs_options", a.extra_mkfs_options);
   r.get_strings("mount_options", a.extra_mount_options);
+  check_mount_options(r, "mount_options", a.extra_mount_options);
   r.get_strings("cmdline", a.cmdline);
   if (auto* sysfs = r.find("sysfs")) {
     if (!sysfs->is_object()) r.fail("sysfs", "must be an object of path -> value");

@@ -146,6 +146,10 @@ bool is_plain_name(const std::string& s);
 // "." or ".." component, no empty component, no NUL. (Symlinks are resolved where the knob
 // is written: boot/knobs.hpp.)
 bool is_clean_knob_path(const std::string& path);
+// Whether an experiment may set the knob at PATH (lexical or resolved): a tunable of memory,
+// the scheduler, block queues, btrfs or CPUs, never one that makes the kernel run a program,
+// removes a device or weakens a protection (experiment.cpp's table).
+bool is_tunable_knob(const std::string& path);
 
 // Numeric bounds of the experiment, the same ones results-schema/experiment.schema.json
 // states (a unit test keeps the two in step).

@@ -15,7 +15,9 @@ namespace {
 }  // namespace
 
 Database::Database(const std::filesystem::path& path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  // Never through a link: a planted one would have root create or write any file.
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                      nullptr) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw UserError("cannot open the history " + path.string() + ": " + message,
@@ -34,9 +36,10 @@ Database::~Database() { sqlite3_close(db_); }
 
 void Database::exec(const std::string& sql) {
   char* message = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+  if (int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message); rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errmsg(db_);
     sqlite3_free(message);
+    if (rc == SQLITE_INTERRUPT) throw Interrupted();
     throw SystemError("sqlite: " + sql.substr(0, 60), text);
   }
 }

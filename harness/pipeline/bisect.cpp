@@ -313,7 +313,7 @@ struct Prepared {
 };
 
 Prepared prepare(const BisectOptions& o) {
-  auto text = read_file(o.experiment_file);
+  auto text = read_input_file(o.experiment_file, kMaxInputBytes, "experiment file");
   auto e = experiment::parse_text(text, o.experiment_file.string());
   if (e.source.kind != "git")
     throw UserError("bisect needs a git source: " + o.experiment_file.string() + " has source.kind `" +

@@ -54,12 +54,26 @@ std::vector<storage::MountEntry> mounts() {
   return storage::parse_mountinfo(try_read_file("/proc/self/mountinfo").value_or(""));
 }
 
+const char* kUnidentified = "the run died before it learnt what it made, so it cannot be told from another: left alone";
+
 // Why the thing an entry names is not what the run made ("" when it is): its identity, taken
-// once it was made, against what the name leads to now.
-std::string not_the_one_made(const json& made, const fs::path& path) {
-  if (!made.is_object()) return "the run died before it learnt what it made, so it cannot be told from another: left alone";
+// once it was made, against what the name leads to now. UNIDENTIFIED: what to say when the
+// entry has none (a run killed in the moment between making and identifying, or a journal
+// of a version before identities); nullptr: judge by the name alone, as a place only root
+// can make things in allows.
+std::string not_the_one_made(const json& made, const fs::path& path, const char* unidentified = kUnidentified) {
+  if (!made.is_object()) return unidentified ? unidentified : "";
   if (journal::identity_of(path) != made) return "something else has its name now (another object, or a link): left alone";
   return "";
+}
+
+// Whether PATH is a file only this (root) process can have made: a regular file of ours with
+// mode 0600 and one link. In a sticky directory (/dev/shm) no one else can put such a file
+// under a name, so an entry without an identity may still remove it.
+bool made_by_us(const fs::path& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+         (st.st_mode & 07777) == 0600 && st.st_nlink == 1;
 }
 
 std::string undo_mount(const Entry& e, const UndoRules& rules) {
@@ -73,7 +87,12 @@ std::string undo_mount(const Entry& e, const UndoRules& rules) {
   auto source = field(e, "source");
   if (top->fstype != field(e, "fstype") || (!source.empty() && top->source != source))
     return "something else is mounted there now (" + top->fstype + " from " + top->source + "): left alone";
-  if (auto why = not_the_one_made(e.data.value("mounted", json()), target); !why.empty()) return why;
+  // Without an identity, a mount under the state directory (where only root mounts) is
+  // judged by its place, kind and source, as before identities were journaled.
+  const bool root_only_place = at_or_below(target, pipeline::kStateDir);
+  if (auto why = not_the_one_made(e.data.value("mounted", json()), target, root_only_place ? nullptr : kUnidentified);
+      !why.empty())
+    return why;
   storage::unmount(target, /*lazily_if_busy=*/false);
   return "";
 }
@@ -84,6 +103,7 @@ std::string undo_dir(const Entry& e, const UndoRules& rules) {
   if (!fs::is_directory(dir)) return "not there";
   if (::rmdir(dir.c_str()) != 0) {
     if (errno == ENOTEMPTY || errno == EEXIST) return "not empty: left as it is";
+    if (errno == EBUSY) return "something is mounted on it: left as it is";
     throw SystemError("remove " + dir.string(), errno);
   }
   return "";
@@ -103,15 +123,18 @@ std::string undo_file(const Entry& e, const UndoRules& rules) {
   json made;
   for (const char* key : {"dev", "ino", "type", "born"})
     if (e.data.contains(key)) made[key] = e.data[key];
-  if (auto why = not_the_one_made(made, path); !why.empty()) return why;
+  if (auto why = not_the_one_made(made, path, made_by_us(path) ? nullptr : kUnidentified); !why.empty()) return why;
   fs::remove(path);
   return "";
 }
 
 std::string undo_loop(const Entry& e, const UndoRules& rules) {
-  own_file(e, "backing_file", rules);
+  auto file = own_file(e, "backing_file", rules);
   auto backing = e.data.value("backing", json());
-  if (!backing.is_object()) return "the run died before it learnt its backing file's identity: left alone";
+  if (!backing.is_object()) {
+    if (!made_by_us(file)) return kUnidentified;
+    backing = journal::identity_of(file);  // the file only we can have made: its loops are ours
+  }
   // By the backing file's device and inode, not its name: the name may lead elsewhere now.
   auto detached = storage::detach_loops_backed_by_inode(backing.value("dev", ""), backing.value("ino", uint64_t{0}));
   return detached == 0 ? "no loop device is backed by the file it made" : "";

@@ -231,6 +231,16 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
 
 }  // namespace
 
+namespace {
+
+// Whether the bundle's run stopped early, every workload decided (extra.stopped.early).
+bool stopped_early(const evidence::Bundle& b) {
+  auto p = json::json_pointer("/stopped/early");
+  return b.extra.is_object() && b.extra.contains(p) && b.extra[p].is_boolean() && b.extra[p].get<bool>();
+}
+
+}  // namespace
+
 // A damaged run directory (points cut short, an edited plan or experiment) would be finished
 // into a bundle its own validate rejects.
 void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const fs::path& dir) {
@@ -238,12 +248,16 @@ void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const 
     return UserError("cannot resume: " + dir.string() + " is not as its run left it: " + what,
                      "start a new run with --out NEWDIR");
   };
-  if (e.scheme == "confirm" && b.plan.is_object() && b.plan.value("blocks", json()).is_number_unsigned())
-    e.blocks = b.plan["blocks"].get<uint32_t>();  // the size chosen when the run began
+  if (e.scheme == "confirm" && b.plan.is_object() && b.plan.value("blocks", json()).is_number_unsigned()) {
+    auto blocks = b.plan["blocks"].get<uint64_t>();  // the size chosen when the run began
+    if (blocks < e.min_blocks || blocks > e.max_blocks)
+      throw damaged(fmt::format("its plan has {} blocks, outside the experiment's {} to {}", blocks, e.min_blocks,
+                                e.max_blocks));
+    e.blocks = static_cast<uint32_t>(blocks);
+  }
   auto plan = experiment::plan_points(e);
   if (b.plan != plan_json(e, plan)) throw damaged("its plan is not the one its experiment gives");
-  const bool stopped_early = b.extra.is_object() && b.extra.value("stopped", json::object()).value("early", false);
-  if (b.points.size() > plan.size() || (b.points.size() < plan.size() && !stopped_early))
+  if (b.points.size() > plan.size() || (b.points.size() < plan.size() && !stopped_early(b)))
     throw damaged(fmt::format("{} points where the plan has {}", b.points.size(), plan.size()));
   for (size_t i = 0; i < b.points.size(); ++i)
     if (b.points[i].id != plan[i].index || b.points[i].arm != plan[i].arm || b.points[i].block != plan[i].block)
@@ -463,7 +477,7 @@ int run(const RunOptions& o) {
   if (needs_kernels) bundle.builds = kernels.builds;
   if (e.scheme == "confirm") {
     if (o.resume) {
-      e.blocks = bundle.plan.value("blocks", e.blocks);  // the size chosen when the run began
+      e.blocks = bundle.plan.value("blocks", e.blocks);  // the size chosen when the run began (checked)
     } else {
       bundle.extra["sizing"] = size_confirm_run(e, bundle);
       say("confirm: " + bundle.extra["sizing"]["reason"].get<std::string>());
@@ -478,7 +492,7 @@ int run(const RunOptions& o) {
   write_bundle(bundle, o.out_dir);
 
   progress.plan(std::min(plan.size(), bundle.points.size()), e.scheme == "confirm");
-  bool stopped_early = false;
+  bool stopped_now = false;
   for (auto& planned : plan) {
     if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
@@ -553,14 +567,13 @@ int run(const RunOptions& o) {
                                  {"reason", fmt::format("every workload was decided after {} of {} blocks",
                                                         blocks_done, e.blocks)}};
       std::erase_if(bundle.points, [&](auto& p) { return p.block > planned.block && p.status == "pending"; });
-      stopped_early = true;
+      stopped_now = true;
       say("stopping: " + bundle.extra["stopped"]["reason"].get<std::string>());
       break;
     }
   }
-  const bool stopped_before = bundle.extra.is_object() && bundle.extra.contains("stopped") &&
-                              bundle.extra["stopped"].value("early", false);
-  if (e.scheme == "confirm" && !stopped_early && !stopped_before) {
+  const bool stopped_before = stopped_early(bundle);
+  if (e.scheme == "confirm" && !stopped_now && !stopped_before) {
     int blocks_run = 0;
     for (auto& p : bundle.points) blocks_run = std::max(blocks_run, p.status == "pending" ? 0 : p.block + 1);
     bundle.extra["stopped"] = {

@@ -1,5 +1,8 @@
 #include "pipeline/validate.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -21,10 +24,11 @@ using nlohmann::json;
 
 // Debian's python3-jsonschema (draft 2020-12), the validator tests/scripts/test_schemas.sh
 // checks the schemas themselves with: one reading of the schema everywhere. The schema
-// comes from the binary (argv[1]); the bundle is read from its file, compressed or not.
+// comes from the binary (argv[1]); the bundle from a private copy of the text ksandwich
+// read (argv[2]), so both check the same bytes.
 // One JSON object a line: {"path": "/rows/3/ops", "message": "..."}.
 constexpr const char* kSchemaCheck = R"PY(
-import gzip, json, lzma, sys
+import json, sys
 try:
     import jsonschema
 except ImportError:
@@ -32,12 +36,7 @@ except ImportError:
     sys.exit(3)
 schema = json.loads(sys.argv[1])
 with open(sys.argv[2], "rb") as f:
-    data = f.read()
-if data[:2] == b"\x1f\x8b":
-    data = gzip.decompress(data)
-elif data[:6] == b"\xfd7zXZ\x00":
-    data = lzma.decompress(data)
-doc = json.loads(data)
+    doc = json.loads(f.read())
 validator = jsonschema.Draft202012Validator(schema)
 errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
 for e in errors:
@@ -170,14 +169,26 @@ std::string describe(const Mismatch& m) {
   return m.note.empty() ? line : line + " (" + m.note + ")";
 }
 
-std::vector<SchemaError> check_bundle_schema(const std::filesystem::path& path) {
+std::vector<SchemaError> check_bundle_schema(const std::string& text) {
   // Debian's interpreter, where python3-jsonschema lives (a pyenv python may shadow it).
   std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   if (!proc::have_program(python))
     throw UserError("cannot check the bundle's schema: python3 is not installed",
                     "apt-get install python3-jsonschema");
+  // A directory of its own (mkdtemp: mode 0700, a fresh name), so no one swaps the copy.
+  std::string dir = (std::filesystem::temp_directory_path() / "ksandwich-schema-XXXXXX").string();
+  if (!::mkdtemp(dir.data())) throw SystemError("make a directory for the schema check", errno);
+  struct Remove {
+    std::string dir;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove{dir};
+  const auto copy = std::filesystem::path(dir) / "bundle.json";
+  write_file_atomic(copy, text);
   auto r = proc::run(proc::command({python, "-c", kSchemaCheck, std::string(evidence::schema_text("bundle.schema.json")),
-                                    path.string()},
+                                    copy.string()},
                                    std::chrono::seconds(120)));
   if (r.exit_code == 3)
     throw UserError("cannot check the bundle's schema: " + trim(r.out), "apt-get install python3-jsonschema");
@@ -252,7 +263,7 @@ Validation validate_bundle_file(const std::filesystem::path& path) {
     v.schema_errors.push_back({"", err.what()});
     return v;
   }
-  v.schema_errors = check_bundle_schema(path);
+  v.schema_errors = check_bundle_schema(text);
   if (!v.schema_errors.empty()) return v;  // the recomputation needs the shape right
   try {
     b = evidence::from_json(raw);
@@ -269,7 +280,7 @@ evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
   // model, whose own complaints are less telling than the schema's.
   auto text = read_bundle_text(path);
   (void)experiment::parse_json_strict(text, path.string());
-  auto errors = check_bundle_schema(path);
+  auto errors = check_bundle_schema(text);
   if (!errors.empty()) {
     std::string first;
     for (size_t i = 0; i < std::min<size_t>(errors.size(), 3); ++i) first += "\n  " + describe(errors[i]);

@@ -42,9 +42,10 @@ void to_json(nlohmann::json& j, const Validation& v);
 std::string describe(const SchemaError& e);
 std::string describe(const Mismatch& m);
 
-// Schema errors of the bundle at PATH against the embedded bundle schema, in document order.
+// Schema errors of the bundle TEXT (as read_bundle_text gives it) against the embedded bundle
+// schema, in document order.
 // Throws UserError when python3-jsonschema cannot be run.
-std::vector<SchemaError> check_bundle_schema(const std::filesystem::path& path);
+std::vector<SchemaError> check_bundle_schema(const std::string& bundle_text);
 
 // Pure: B judged again with this ksandwich - its analysis and verdict re-derived from its
 // experiment, points and raw rows (`ksandwich analyze`). UserError when the experiment

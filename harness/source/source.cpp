@@ -57,10 +57,10 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     auto tar = into / "source.tar";
     proc::run_checked(command({"git", "-C", id.origin, "archive", "--format=tar",
                                 "-o", tar.string(), id.commit}, 30min));
-    proc::run_checked(command({"tar", "-xf", tar.string(), "-C", staging.string()}, 30min));
+    proc::run_checked(command({"tar", "-xf", tar.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     fs::remove(tar);
   } else {
-    auto r = proc::run(command({"tar", "-xf", id.origin, "-C", staging.string()}, 30min));
+    auto r = proc::run(command({"tar", "-xf", id.origin, "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     if (!r.ok())
       throw UserError("cannot unpack kernel source " + id.origin + ": " + r.describe(),
                       "check that it is a complete .tar, .tar.gz or .tar.xz archive");

@@ -34,21 +34,29 @@ std::optional<std::string> try_read_file(const fs::path& path) {
 }
 
 std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0));
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw SystemError("open " + path.string(), errno == ELOOP && links == Links::refuse ? "it is a symbolic link"
-                                                                                         : std::strerror(errno));
-  }
   struct Close {
     int fd;
-    ~Close() { ::close(fd); }
-  } close_fd{fd};
+    ~Close() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  // O_PATH first: its kind is known before anything is opened for reading, since opening
+  // can itself act (a FIFO waits for a writer, /dev/watchdog arms, a tape rewinds). With
+  // O_NOFOLLOW, O_PATH opens a link itself, which fstat then names.
+  Close where{::open(path.c_str(), O_PATH | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0))};
+  if (where.fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw SystemError("open " + path.string(), errno);
+  }
   struct stat st{};
-  if (::fstat(fd, &st) != 0) throw SystemError("stat " + path.string(), errno);
+  if (::fstat(where.fd, &st) != 0) throw SystemError("stat " + path.string(), errno);
+  if (S_ISLNK(st.st_mode)) throw SystemError("open " + path.string(), "it is a symbolic link");
   if (!S_ISREG(st.st_mode))
     throw SystemError("read " + path.string(), "not a regular file (a device, FIFO, socket or directory)");
+  // The very file just checked, opened for reading through its descriptor.
+  Close reading{::open(("/proc/self/fd/" + std::to_string(where.fd)).c_str(), O_RDONLY | O_CLOEXEC)};
+  const int fd = reading.fd;
+  if (fd < 0) throw SystemError("open " + path.string(), errno);
   auto too_big = [&] {
     return SystemError("read " + path.string(), "it holds more than " + std::to_string(max_bytes) +
                                                     " bytes, more than such a file ever holds");

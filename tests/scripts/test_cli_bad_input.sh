@@ -211,8 +211,27 @@ if [ "$(id -u)" -eq 0 ]; then
   chown -hR nobody "$tmp/theirs"
   expect_error "series --out: a directory another user owns (links planted in it)" "belongs to uid" -- \
     "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" --out "$tmp/theirs"
-  expect_error "submit --dir: inside a directory another user owns" "belongs to uid" -- \
-    "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/host-aa.json" --dir "$tmp/theirs/sub"
+  if command -v sbatch >/dev/null; then
+    expect_error "submit --dir: inside a directory another user owns" "belongs to uid" -- \
+      "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/host-aa.json" --dir "$tmp/theirs/sub"
+  fi
+  # Third attack: a link in a directory someone else owns (the writer follows the path as
+  # given), an existing file there, a history file planted as a link, gather's own directory.
+  mkdir -p "$tmp/rootdir" "$tmp/rootonly" && chmod 700 "$tmp/rootonly"
+  ln -s "$tmp/rootdir" "$tmp/theirs/link"
+  : >"$tmp/theirs/existing.xml"
+  ln -s "$tmp/rootonly/new.db" "$tmp/theirs/planted.db"
+  chown -h nobody "$tmp/theirs/link" "$tmp/theirs/existing.xml" "$tmp/theirs/planted.db"
+  expect_error "junit --out through a link in another user's directory" "belongs to uid" -- \
+    "$ks" junit "$bundle" --out "$tmp/theirs/link/out.xml"
+  expect_error "junit --out: an existing file in another user's directory" "belongs to uid" -- \
+    "$ks" junit "$bundle" --out "$tmp/theirs/existing.xml"
+  expect_error "history add --history: a link planted in another user's directory" "belongs to uid" -- \
+    "$ks" history add --history "$tmp/theirs/planted.db" "$bundle"
+  expect_error "gather: a directory another user owns" "belongs to uid" -- "$ks" gather "$tmp/theirs" --no-wait
+  if [ -e "$tmp/rootdir/out.xml" ] || [ -e "$tmp/rootonly/new.db" ]; then
+    echo "FAIL: root wrote where a planted link led"; failures=$((failures + 1))
+  fi
   if [ -n "$(ls -A "$tmp/theirs/sink")" ]; then echo "FAIL: root wrote through a planted link"; failures=$((failures + 1)); fi
 else
   echo "SKIPPED (part): the foreign-owner cases need root (chown)"

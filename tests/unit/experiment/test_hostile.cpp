@@ -86,7 +86,8 @@ TEST_CASE("hostile: sysfs knobs are plain paths under /sys/ or /proc/sys/") {
   // removes a device, is no tunable.
   for (std::string path : {"/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/sys/kernel/uevent_helper",
                            "/proc/sys/fs/binfmt_misc/register", "/sys/block/sda/device/delete",
-                           "/proc/sys/kernel/poweroff_cmd", "/sys/power/state"}) {
+                           "/proc/sys/kernel/poweroff_cmd", "/sys/power/state", "/proc/sys/vm/mmap_min_addr",
+                           "/proc/sys/kernel/randomize_va_space", "/sys/module/firmware_class/parameters/path"}) {
     INFO(path);
     auto j = minimal_experiment();
     j["arms"]["patched"]["sysfs"] = {{path, "|/tmp/x"}};
@@ -245,4 +246,23 @@ TEST_CASE("the confirm planning fields: defaults, bounds, and a screen accepts t
   CHECK_THAT(parse_error_of(j), Catch::Contains("/target_mde_pct"));
   j["target_mde_pct"] = "5";
   CHECK_THAT(parse_error_of(j), Catch::Contains("/target_mde_pct"));
+}
+
+TEST_CASE("hostile: a knob's resolved path must be a tunable too, and mount options are btrfs's own") {
+  // What /sys links lead to (the host backend checks the canonical path with the same table).
+  CHECK(ks::experiment::is_tunable_knob("/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda/queue/read_ahead_kb"));
+  CHECK_FALSE(ks::experiment::is_tunable_knob("/sys/devices/system/memory/memory0/online"));
+  CHECK_FALSE(ks::experiment::is_tunable_knob("/sys/bus/cpu/drivers_autoprobe"));
+  CHECK_FALSE(ks::experiment::is_tunable_knob("/sys/bus/virtio/drivers/virtio_blk/unbind"));
+  CHECK_FALSE(ks::experiment::is_tunable_knob("/sys/devices/pci0000:00/0000:00:02.0/virtio1/power/control"));
+  for (std::string option : {"X-mount.mode=1777", "x-mount.owner=nobody", "device=/dev/vda", "context=system_u",
+                             "noatime,X-mount.mkdir"}) {
+    INFO(option);
+    auto j = minimal_experiment();
+    j["storage"] = {{"mount_options", {option}}};
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/mount_options"));
+  }
+  auto j = minimal_experiment();
+  j["storage"] = {{"mount_options", {"noatime", "compress=zstd:1", "space_cache=v2"}}};
+  CHECK_NOTHROW(parse(j));
 }

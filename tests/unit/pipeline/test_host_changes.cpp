@@ -1,6 +1,7 @@
 // Cleanup replays a killed run's journal: last change first, each once, never touching
 // what no longer matches. The machine lock names its holder and dies with it. No root: a
 // temporary directory stands in for /sys, /dev/shm and /run/ksandwich.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,4 +266,21 @@ TEST_CASE("cleanup: a file is removed only while its name leads to the file the 
   CHECK(ks::read_file(run.file("ksandwich-unlearnt")) == "whose?");
   CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("something else has its name now") &&
                                                Catch::Contains("died before it learnt"));
+}
+
+TEST_CASE("cleanup: a file whose identity the run never learnt is removed when only this process can have made it") {
+  // A run killed between creating its 0600 file and journaling its identity (or a journal of
+  // a version before identities): a regular file of ours, mode 0600, one link, is ours.
+  Run run;
+  in_killed_process([&] {
+    journal::Active active(run.journal(), run.key());
+    journal::record("file", {{"path", run.file("ksandwich-ours-0600").string()}});
+    int fd = ::open(run.file("ksandwich-ours-0600").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  });
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.state());
+  INFO(ks::join(report.lines, "\n"));
+  CHECK(report.undone == 1);
+  CHECK_FALSE(fs::exists(run.file("ksandwich-ours-0600")));
 }
