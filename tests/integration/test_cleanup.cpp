@@ -100,13 +100,17 @@ void killed_run_is_cleaned_up(const std::string& kind) {
     execl(bin.c_str(), bin.c_str(), "run", experiment.c_str(), "--out", out.c_str(), (char*)nullptr);
     _exit(127);
   }
-  // Until the journal says the filesystem is mounted and the kernel agrees.
+  // Until the journal says the filesystem is mounted (with its identity) and the kernel agrees.
   std::string target, source, backing_file, zram_id;
-  for (int i = 0; i < 600 && !(!target.empty() && mounted(target)); ++i) {
+  bool identified = false;
+  for (int i = 0; i < 600 && !(identified && mounted(target)); ++i) {
     std::this_thread::sleep_for(100ms);
     auto journal = ks::journal::read(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
     for (auto& entry : journal.entries) {
-      if (entry.kind == "mount") target = entry.data.value("target", ""), source = entry.data.value("source", "");
+      if (entry.kind == "mount") {
+        target = entry.data.value("target", ""), source = entry.data.value("source", "");
+        identified = entry.data.contains("mounted");
+      }
       if (entry.kind == "loop") backing_file = entry.data.value("backing_file", "");
       if (entry.kind == "zram") zram_id = entry.data.value("id", "");
     }

@@ -239,6 +239,19 @@ TEST_CASE("hostile mail, second attack: deep MIME nesting and a hunk line of 200
   auto nested = message("[PATCH] deep", "<d@x>", body + "--b3999\nContent-Type: text/plain\n\n" + kDiff + closing,
                         "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n");
   CHECK_THROWS_AS(parse_patch_file(nested, "nested.mbox"), ks::UserError);  // no diff within reach
+  // A few levels, as real mail nests them: the diff is found.
+  std::string shallow, shallow_closing;
+  for (int i = 0; i < 5; ++i) {
+    shallow += "--b" + std::string(i == 0 ? "" : std::to_string(i - 1)) + "\nContent-Type: multipart/mixed; boundary=\"b" +
+               std::to_string(i) + "\"\n\n";
+    shallow_closing = "--b" + std::to_string(i) + "--\n" + shallow_closing;
+  }
+  auto found = parse_patch_file(message("[PATCH] shallow", "<s@x>", shallow + "--b4\nContent-Type: text/plain\n\n" + kDiff +
+                                                                     shallow_closing,
+                                        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n"),
+                                "shallow.mbox");
+  REQUIRE(found.patches.size() == 1);
+  CHECK(found.patches[0].files == std::vector<std::string>{"fs/btrfs/super.c"});
 
   // patch echoes the mail's text: a "Hunk #" line of 200,000 digits overflowed std::regex.
   auto output = "patching file fs/btrfs/super.c\nHunk #" + std::string(200000, '9') + "\nHunk #2 FAILED at 120.\n";
