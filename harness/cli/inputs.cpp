@@ -148,16 +148,9 @@ void check_json_file(const fs::path& path, const std::string& what) {
   if (fs::is_directory(path, ec))
     throw UserError(what + " " + path.string() + " is a directory", "name the JSON file itself");
   // Bounded, and never a FIFO or device: /dev/zero would be read forever, a FIFO block.
-  std::optional<std::string> text;
-  try {
-    text = read_regular_file(path, kMaxInputBytes, Links::follow);
-  } catch (const SystemError& err) {
-    throw UserError(what + " " + path.string() + " cannot be read: " + err.what(),
-                    "name the JSON file a run wrote or you wrote");
-  }
-  if (!text) return;
-  if (pipeline::is_gzip(*text)) return;  // pipeline::load_bundle checks it decompressed
-  experiment::check_json_text(*text, path.string());
+  auto text = read_input_file(path, kMaxInputBytes, what);
+  if (pipeline::is_gzip(text)) return;  // pipeline::load_bundle checks it decompressed
+  experiment::check_json_text(text, path.string());
 }
 
 }  // namespace ks::cli

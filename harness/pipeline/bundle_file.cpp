@@ -71,14 +71,7 @@ bool is_gzip(std::string_view data) {
 }
 
 std::string read_bundle_text(const std::filesystem::path& path, bool* compressed) {
-  std::optional<std::string> read;
-  try {
-    read = read_regular_file(path, kMaxBundleFile, Links::follow);
-  } catch (const SystemError& err) {
-    throw UserError(std::string(err.what()) + ": not a bundle", "pass the bundle.json (or bundle.json.gz) a run wrote");
-  }
-  if (!read) throw UserError(path.string() + " does not exist", "pass the bundle.json (or bundle.json.gz) a run wrote");
-  auto& data = *read;
+  auto data = read_input_file(path, kMaxBundleFile, "bundle");
   if (compressed) *compressed = is_gzip(data);
   return is_gzip(data) ? gunzip(data, path) : data;
 }

@@ -229,10 +229,6 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Whether the bundle's run stopped early, every workload decided (extra.stopped.early).
 bool stopped_early(const evidence::Bundle& b) {
   auto p = json::json_pointer("/stopped/early");

@@ -1,8 +1,5 @@
 #include "pipeline/validate.hpp"
 
-#include <cerrno>
-#include <cstdlib>
-
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -175,17 +172,9 @@ std::vector<SchemaError> check_bundle_schema(const std::string& text) {
   if (!proc::have_program(python))
     throw UserError("cannot check the bundle's schema: python3 is not installed",
                     "apt-get install python3-jsonschema");
-  // A directory of its own (mkdtemp: mode 0700, a fresh name), so no one swaps the copy.
-  std::string dir = (std::filesystem::temp_directory_path() / "ksandwich-schema-XXXXXX").string();
-  if (!::mkdtemp(dir.data())) throw SystemError("make a directory for the schema check", errno);
-  struct Remove {
-    std::string dir;
-    ~Remove() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } remove{dir};
-  const auto copy = std::filesystem::path(dir) / "bundle.json";
+  // A directory of its own, so no one swaps the copy.
+  auto dir = ScopedDir::temporary("ksandwich-schema-");
+  const auto copy = dir.path() / "bundle.json";
   write_file_atomic(copy, text);
   auto r = proc::run(proc::command({python, "-c", kSchemaCheck, std::string(evidence::schema_text("bundle.schema.json")),
                                     copy.string()},

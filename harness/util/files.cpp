@@ -234,6 +234,12 @@ ScopedDir::ScopedDir(fs::path path) : path_(std::move(path)) {
   fs::create_directories(path_);
 }
 
+ScopedDir ScopedDir::temporary(const std::string& prefix) {
+  std::string dir = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (!::mkdtemp(dir.data())) throw SystemError("make a temporary directory " + dir, errno);
+  return ScopedDir(dir, Adopt{});
+}
+
 ScopedDir::~ScopedDir() {
   if (path_.empty()) return;
   std::error_code ec;

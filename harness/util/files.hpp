@@ -54,6 +54,9 @@ std::string now_utc_iso8601();
 class ScopedDir {
  public:
   explicit ScopedDir(fs::path path);
+  // A new private directory (mkdtemp: mode 0700, a name no one could plant) in the temporary
+  // directory, its name starting with PREFIX.
+  static ScopedDir temporary(const std::string& prefix);
   ~ScopedDir();
   ScopedDir(const ScopedDir&) = delete;
   ScopedDir& operator=(const ScopedDir&) = delete;
@@ -61,6 +64,8 @@ class ScopedDir {
   void release() { path_.clear(); }
 
  private:
+  struct Adopt {};
+  ScopedDir(fs::path path, Adopt) : path_(std::move(path)) {}
   fs::path path_;
 };
 

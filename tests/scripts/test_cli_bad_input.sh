@@ -214,6 +214,8 @@ if [ "$(id -u)" -eq 0 ]; then
   if command -v sbatch >/dev/null; then
     expect_error "submit --dir: inside a directory another user owns" "belongs to uid" -- \
       "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/host-aa.json" --dir "$tmp/theirs/sub"
+  else
+    echo "SKIPPED (part): submit --dir in another user's directory needs sbatch (Slurm's client)"
   fi
   # Third attack: a link in a directory someone else owns (the writer follows the path as
   # given), an existing file there, a history file planted as a link, gather's own directory.
