@@ -1,7 +1,5 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
-#include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include "pipeline/host_changes.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::cli {
 
@@ -63,12 +62,8 @@ bool trusted_dir(const struct stat& st) {
                              (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
   if (!trusted_owner) return false;
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
-  if (!(st.st_mode & S_IWGRP) || (st.st_mode & S_ISVTX)) return true;
-  if (st.st_gid == 0 || (sudo_gid && std::to_string(st.st_gid) == sudo_gid)) return true;
-  const struct passwd* owner = ::getpwuid(st.st_uid);
-  const struct group* group = ::getgrgid(st.st_gid);
-  return owner && group && owner->pw_gid == st.st_gid && std::string(group->gr_name) == owner->pw_name &&
-         (group->gr_mem == nullptr || group->gr_mem[0] == nullptr);
+  return (st.st_mode & S_ISVTX) || !others_may_write(st) ||
+         (!(st.st_mode & S_IWOTH) && sudo_gid && std::to_string(st.st_gid) == sudo_gid);
 }
 
 // Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state
@@ -104,12 +99,11 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
         throw UserError(option + " " + given.string() + ": " + prefix.string() + " is not a directory", hint);
       }
       // An existing output directory: this user's alone. A directory on the way: see trusted_dir.
-      const bool ok = last && path == &real ? st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0
-                                            : trusted_dir(st);
+      const bool ok = last && path == &real ? st.st_uid == ::geteuid() && !others_may_write(st) : trusted_dir(st);
       if (!ok)
         throw UserError(option + " " + given.string() + ": " + prefix.string() + " belongs to uid " +
                             std::to_string(st.st_uid) +
-                            ((st.st_mode & (S_IWGRP | S_IWOTH)) ? " or others may write to it" : ""),
+                            (others_may_write(st) ? " or others may write to it" : ""),
                         "name a place only you (or root) can change, e.g. " + option + " results/my-run");
     }
   }

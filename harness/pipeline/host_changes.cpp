@@ -18,6 +18,7 @@
 #include "storage/storage.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::pipeline {
 namespace {
@@ -249,9 +250,9 @@ void require_own_run_dir(const fs::path& out_dir) {
       throw UserError(path.string() + " is not a " + (kind == S_IFDIR ? "directory" : "regular file") +
                           " (a symbolic link or another kind of file)",
                       "name a run's output directory as its run left it; `run` makes it, its logs/ and points/");
-    if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    if (st.st_uid != ::geteuid() || others_may_write(st))
       throw UserError(path.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                          ((st.st_mode & (S_IWGRP | S_IWOTH)) ? " and others may write to it" : ""),
+                          (others_may_write(st) ? " and others may write to it" : ""),
                       "choose a new --out DIR (the run makes it), or one you own that only you may write to");
   }
 }

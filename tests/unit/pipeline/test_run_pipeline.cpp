@@ -11,6 +11,7 @@
 #include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/calibration.hpp"
+#include "pipeline/host_changes.hpp"
 #include "pipeline/records.hpp"
 #include "pipeline/run.hpp"
 #include "pipeline/validate.hpp"
@@ -624,13 +625,20 @@ TEST_CASE("run: --resume refuses a run directory that is not as its run left it,
     refused("does not hold a run id");
   }
   SECTION("a bundle.json someone else owns or may write: its experiment (the device to format) is not taken") {
-    fs::permissions(run.out / "bundle.json", fs::perms::group_write, fs::perm_options::add);
+    fs::permissions(run.out / "bundle.json", fs::perms::others_write, fs::perm_options::add);
     refused("bundle.json belongs to uid");
-    fs::permissions(run.out / "bundle.json", fs::perms::group_write, fs::perm_options::remove);
+    fs::permissions(run.out / "bundle.json", fs::perms::others_write, fs::perm_options::remove);
     if (::geteuid() != 0) {
       WARN("SKIP the foreign-owner case: chown needs root");
       return;
     }
+    // root under umask 002: group root may write, and only root is in group root.
+    fs::permissions(run.out, fs::perms::group_write, fs::perm_options::add);
+    fs::permissions(run.out / "bundle.json", fs::perms::group_write, fs::perm_options::add);
+    CHECK_NOTHROW(ks::pipeline::require_own_run_dir(run.out));
+    // ... but a group others are in may not.
+    REQUIRE(::chown((run.out / "bundle.json").c_str(), 0, 65534) == 0);
+    refused("others may write to it");
     REQUIRE(::chown((run.out / "bundle.json").c_str(), 65534, 65534) == 0);
     refused("belongs to uid 65534");
   }

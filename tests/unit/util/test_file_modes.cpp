@@ -1,0 +1,44 @@
+// Who besides a file's owner may write to it: what every check of a run directory, an output
+// place and a directory on the way to one asks.
+#include <catch2/catch.hpp>
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/ownership.hpp"
+
+namespace {
+struct stat with(uid_t uid, gid_t gid, mode_t mode) {
+  struct stat st{};
+  st.st_uid = uid;
+  st.st_gid = gid;
+  st.st_mode = S_IFDIR | mode;
+  return st;
+}
+}  // namespace
+
+TEST_CASE("others_may_write: the world, or a group shared beyond root's and the owner's own") {
+  using ks::others_may_write;
+  CHECK_FALSE(others_may_write(with(0, 0, 0755)));
+  CHECK(others_may_write(with(0, 0, 0757)));
+  // root under umask 002: its directories are group-writable by group root, which only root is in.
+  CHECK_FALSE(others_may_write(with(0, 0, 0775)));
+  // A group-writable directory of a shared group: its members are others.
+  const struct group* shared = ::getgrnam("nogroup");
+  if (!shared) shared = ::getgrnam("users");
+  REQUIRE(shared);
+  CHECK(others_may_write(with(0, shared->gr_gid, 0775)));
+  CHECK_FALSE(others_may_write(with(0, shared->gr_gid, 0755)));
+  // A user whose primary group is a private one of their own name (Debian's adduser): umask 002
+  // directories in their home are theirs alone.
+  for (const struct passwd* user : {::getpwnam("nobody"), ::getpwuid(::getuid())}) {
+    if (!user) continue;
+    const struct group* primary = ::getgrgid(user->pw_gid);
+    if (!primary) continue;
+    const bool private_group = std::string(primary->gr_name) == user->pw_name &&
+                               (primary->gr_mem == nullptr || primary->gr_mem[0] == nullptr);
+    CHECK(others_may_write(with(user->pw_uid, user->pw_gid, 0775)) == (!private_group && user->pw_gid != 0));
+  }
+}
