@@ -143,8 +143,9 @@ std::string svg(const WorkloadTrend& t) {
 constexpr const char* kMethod =
     "Change points: E-divisive means on the nights' log ratios (energy distance, exponent 1) "
     "proposes each split; Student's t test of the two sides accepts it at alpha 0.01, its p "
-    "multiplied by the number of candidate splits, when the ratio moves by at least the "
-    "material threshold (--material-pct, 1% unless given).";
+    "multiplied by the number of candidate splits, when it rests on two nights or more a side "
+    "(two nearer their side's mean, and significant with the wildest night left out) and the "
+    "ratio moves by at least the material threshold (--material-pct, 1% unless given).";
 
 }  // namespace
 
