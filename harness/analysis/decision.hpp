@@ -49,8 +49,10 @@ struct Decision {
   std::optional<double> p;                       // two-sided, H0: ratio = 1
   std::optional<double> df;                      // of the interval; absent for a known spread
   std::optional<double> sd_log_ratio;            // observed sd of one block log ratio
-  std::optional<double> mde_pct;                 // alpha .05, power .8, at this run's size
-  std::optional<int> blocks_needed;              // for an MDE of material_pct
+  // Power .8 at this run's size: with options.sequential, by the design's own boundary at the
+  // look after this many blocks (alpha split over the workloads); else a fixed-sample t at .05.
+  std::optional<double> mde_pct;
+  std::optional<int> blocks_needed;              // max_blocks (or blocks) for an MDE of material_pct, likewise
   std::string mde_basis;                         // calibrated | observed upper 80% bound | clock's resolution floor
   bool at_resolution_floor = false;              // the spread was the clock's floor, taken as known
   Claim claim = Claim::none;

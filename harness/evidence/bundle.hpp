@@ -99,6 +99,10 @@ struct Interval {
   double level = 0.95;
 };
 
+// "Blocks needed" is searched up to here (twice the largest max_blocks an experiment may
+// set); a report says "more than" when it is reached.
+inline constexpr int kMaxBlocksNeeded = 200;
+
 struct WorkloadAnalysis {
   std::string workload;
   std::string metric;            // ns_per_op | iops | bytes_per_s
@@ -138,7 +142,7 @@ struct WorkloadAnalysis {
   std::optional<double> p_holm;            // Holm-adjusted t_test_p across the workloads
   std::optional<double> within_point_sd_pct, between_point_sd_pct;  // variance components
   std::optional<double> mde_pct;           // minimum detectable effect, alpha .05 power .8
-  std::optional<int> blocks_needed;        // when INCONCLUSIVE: blocks for an MDE of delta
+  std::optional<int> blocks_needed;        // when INCONCLUSIVE: blocks for an MDE of delta, <= kMaxBlocksNeeded
 
   uint64_t rows = 0;              // measured (non-warm-up) rows, failed ones included
   uint64_t unexpected_results = 0, failed_rounds = 0;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
+#include "analysis/decision.hpp"
 #include "boot/backend.hpp"
 #include "experiment/backends.hpp"
 #include "evidence/bundle.hpp"
@@ -312,7 +313,8 @@ json timings_json(const evidence::Bundle& b, json build_timings, double analysis
 // A confirm run's number of blocks, chosen before its first point (statistics.md): the
 // experiment's own `blocks` when it gives one; else, per workload, the blocks that reach
 // target_mde_pct at power 0.8 (exact noncentral t, alpha 0.05 split over the workloads) from
-// the spread a calibration measured on this machine, backend, kernel and workload shape;
+// an upper 80% bound of the spread a calibration measured on this machine, backend, kernel
+// and workload shape;
 // the largest of them, capped by max_blocks. A workload without a calibration gets
 // max_blocks, and the bundle says so.
 json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle) {
@@ -343,11 +345,17 @@ json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle)
       blocks = e.max_blocks;
       row["blocks"] = e.max_blocks;
     } else {
-      auto plan = stats::plan_blocks(noise->sd_block_log_ratio(), e.target_mde_pct, 0.05, 0.8,
+      // A calibration of a few points estimates the spread loosely: planned on the estimate
+      // itself, over half of runs fall short of the power (statistics.md); on its upper 80%
+      // bound, few do.
+      const double sd = noise->points >= 2 ? analysis::sd_upper_bound(noise->sd_block_log_ratio(), noise->points - 1)
+                                           : noise->sd_block_log_ratio();
+      auto plan = stats::plan_blocks(sd, e.target_mde_pct, 0.05, 0.8,
                                      static_cast<int>(e.workloads.size()), std::max(3, static_cast<int>(e.min_blocks)),
                                      std::max(3, static_cast<int>(e.max_blocks)));
       if (!plan.reached) short_of_power.push_back(fmt::format("{} ({:.2f})", w.id(), plan.power));
       row["sd_block_log_ratio_pct"] = 100 * noise->sd_block_log_ratio();
+      row["planned_sd_block_log_ratio_pct"] = 100 * sd;
       row["calibration_points"] = noise->points;
       row["blocks"] = plan.k_max;
       row["power_at_target"] = plan.power;

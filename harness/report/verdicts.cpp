@@ -78,11 +78,12 @@ std::string Builder::verdict_text(const WorkloadAnalysis& w) const {
   if (w.ratio_ci) line += " (" + ci_phrase(*w.ratio_ci) + ")";
   line += ", " + verdict_words(w);
   if (w.mde_pct) line += ", MDE " + percent(*w.mde_pct, 1);
-  // The analysis caps the estimate at 1,000 blocks (stats::blocks_needed): beyond it,
-  // no confirm run of reasonable size decides the question.
+  // The analysis caps the estimate (evidence::kMaxBlocksNeeded): beyond it, no confirm run
+  // of reasonable size decides the question.
   if (w.verdict == "INCONCLUSIVE" && w.blocks_needed)
-    line += *w.blocks_needed >= 1000 ? std::string(", more than 1,000 blocks needed")
-                                     : fmt::format(", about {} blocks needed", *w.blocks_needed);
+    line += *w.blocks_needed >= evidence::kMaxBlocksNeeded
+                ? fmt::format(", more than {} blocks needed", evidence::kMaxBlocksNeeded)
+                : fmt::format(", about {} blocks needed", *w.blocks_needed);
   return line;
 }
 

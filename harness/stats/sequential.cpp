@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 #include "stats/noncentral_t.hpp"
 #include "stats/normal.hpp"
@@ -257,33 +260,69 @@ SimulatedRuns simulate_runs(const SequentialDesign& design, const SequentialBoun
   return out;
 }
 
-Plan plan_blocks(double sd, double target_mde_pct, double alpha, double power, int workloads,
-                 int min_blocks, int max_blocks) {
+namespace {
+
+// The change boundary at the last look of a design whose looks run from min_blocks to k:
+// a numerical integration over k looks, kept for the next verdict that asks.
+double final_change_critical(SequentialDesign design, int k) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, double, int>, double> cache;
+  design.max_blocks = k;
+  const auto key = std::tuple{design.min_blocks, k, design.alpha, design.workloads};
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const double c = sequential_boundaries(design).change.back();
+  std::lock_guard lock(mutex);
+  return cache.emplace(key, c).first->second;
+}
+
+}  // namespace
+
+Plan blocks_for_power(double sd, double target_mde_pct, double alpha, double power, int workloads, int min_blocks,
+                      int max_blocks) {
   if (!(sd > 0 && target_mde_pct > 0 && power > 0 && power < 1))
     throw std::invalid_argument("plan_blocks: need sd > 0, target > 0 and 0 < power < 1");
-  SequentialDesign design{min_blocks, max_blocks, alpha, workloads, target_mde_pct};
+  const SequentialDesign design{min_blocks, max_blocks, alpha, workloads, target_mde_pct};
   check(design);
   const double effect = std::log1p(target_mde_pct / 100), alpha_w = alpha / workloads;
   auto ncp = [&](int k) { return effect / (sd / std::sqrt(k)); };
+  auto fixed_power = [&](int k) { return t_test_power(ncp(k), k - 1, alpha_w); };
+  auto sequential_power = [&](int k) { return t_test_power_at(final_change_critical(design, k), k - 1, ncp(k)); };
   // The fixed-sample test (no interim looks) is at least as powerful at its last look:
-  // start the search where it first reaches the power.
+  // the search starts where it first reaches the power.
   int k = min_blocks;
-  while (k < max_blocks && t_test_power(ncp(k), k - 1, alpha_w) < power) ++k;
-  Plan plan;
-  for (;; ++k) {
-    design.max_blocks = k;
-    const auto b = sequential_boundaries(design);
-    plan.k_max = k;
-    plan.power = t_test_power_at(b.change.back(), k - 1, ncp(k));
-    plan.reached = plan.power >= power;
-    if (plan.reached || k >= max_blocks) {
-      std::vector<double> effects(workloads, 0.0);
-      plan.expected_blocks_null = simulate_runs(design, b, sd, effects, 4000, 1).mean_blocks;
-      effects[0] = effect;
-      plan.expected_blocks_effect = simulate_runs(design, b, sd, effects, 4000, 2).mean_blocks;
-      return plan;
-    }
+  while (k < max_blocks && fixed_power(k) < power) ++k;
+  if (fixed_power(k) < power) return {k, false, fixed_power(k)};  // out of reach even without looks
+  // The looks cost a few percent of blocks: step up by an eighth until the power is reached,
+  // then bisect the last step.
+  int lo = k, hi = k;
+  while (sequential_power(hi) < power) {
+    if (hi >= max_blocks) return {hi, false, sequential_power(hi)};
+    lo = hi + 1;
+    hi = std::min(max_blocks, hi + std::max(1, hi / 8));
   }
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (sequential_power(mid) >= power)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return {hi, true, sequential_power(hi)};
+}
+
+Plan plan_blocks(double sd, double target_mde_pct, double alpha, double power, int workloads,
+                 int min_blocks, int max_blocks) {
+  Plan plan = blocks_for_power(sd, target_mde_pct, alpha, power, workloads, min_blocks, max_blocks);
+  SequentialDesign design{min_blocks, plan.k_max, alpha, workloads, target_mde_pct};
+  const auto b = sequential_boundaries(design);
+  std::vector<double> effects(workloads, 0.0);
+  plan.expected_blocks_null = simulate_runs(design, b, sd, effects, 4000, 1).mean_blocks;
+  effects[0] = std::log1p(target_mde_pct / 100);
+  plan.expected_blocks_effect = simulate_runs(design, b, sd, effects, 4000, 2).mean_blocks;
+  return plan;
 }
 
 }  // namespace ks::stats

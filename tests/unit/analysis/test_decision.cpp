@@ -9,7 +9,12 @@
 #include "analysis/blocks.hpp"
 #include "analysis/decision.hpp"
 #include "analysis/samples.hpp"
+#include "stats/noncentral_t.hpp"
+#include "stats/power.hpp"
+#include "stats/random.hpp"
+#include "stats/sequential.hpp"
 #include "stats/student_t.hpp"
+#include "stats/summary.hpp"
 #include "synthetic.hpp"
 
 namespace analysis = ks::analysis;
@@ -198,4 +203,74 @@ TEST_CASE("analysis: under a clock's resolution floor a zero spread decides, in 
   CHECK_FALSE(n.at_resolution_floor);
   REQUIRE(n.df);
   CHECK(*n.df == 2);
+}
+
+TEST_CASE("MDE and blocks needed are the sequential design's own, and hold in simulation (seeded)", "[analysis]") {
+  // The main job's shape: three workloads, looks after blocks 3..6, alpha 0.05 split over
+  // them; a block ratio's spread of 3.5%, known from a calibration.
+  constexpr double kSd = 0.035;
+  const ks::stats::SequentialDesign design{.min_blocks = 3, .max_blocks = 6, .alpha = 0.05, .workloads = 3,
+                                           .material_pct = 5};
+  analysis::DecisionOptions o;
+  o.material_pct = 5;
+  o.calibrated_sd = kSd;
+  o.sequential = design;
+  ks::stats::Xoshiro256 rng(5);
+  std::vector<double> d;
+  for (int i = 0; i < 6; ++i) d.push_back(kSd * ks::stats::normal_draw(rng));
+  const auto r = analysis::decide_paired(d, o);
+  REQUIRE(r.mde_pct);
+  REQUIRE(r.blocks_needed);
+  const double fixed_mde = ks::stats::mde_pct(kSd / std::sqrt(6.0), 5);  // what was reported before
+  const int fixed_blocks = ks::stats::blocks_needed(kSd / std::sqrt(2.0), 5, 6);
+  // The power the run really had at its reported MDE, and at the fixed-sample figure.
+  // An MDE is a log ratio in percent (ln 1.05 is 4.9%), as every figure of the analysis.
+  auto power_at = [&](double pct, const ks::stats::SequentialDesign& at) {
+    const std::vector<double> effects{pct / 100, 0, 0};
+    return ks::stats::simulate_runs(at, ks::stats::sequential_boundaries(at), kSd, effects, 4000, 11).change_rate[0];
+  };
+  const double power = power_at(*r.mde_pct, design), power_fixed = power_at(fixed_mde, design);
+  std::printf("MDE at 6 blocks, sd %.1f%%, 3 workloads: reported %.2f%% (power %.3f in 4,000 simulated runs); "
+              "the fixed-sample figure %.2f%% had power %.3f\n",
+              100 * kSd, *r.mde_pct, power, fixed_mde, power_fixed);
+  CHECK(power >= 0.78);   // 0.8 by the last look alone; earlier looks add a little
+  CHECK(power <= 0.9);    // and not a loose bound either
+  CHECK(power_fixed < 0.7);
+  auto sized = design;
+  sized.max_blocks = *r.blocks_needed;
+  const double power_needed = power_at(100 * std::log1p(0.05), sized);
+  std::printf("blocks for a 5%% change: %d (power %.3f simulated); the fixed-sample figure said %d\n",
+              *r.blocks_needed, power_needed, fixed_blocks);
+  CHECK(power_needed >= 0.78);
+  CHECK(*r.blocks_needed > fixed_blocks);
+}
+
+TEST_CASE("a run planned on a calibration's upper 80% bound reaches its power; on the estimate it mostly does not (seeded)",
+          "[analysis]") {
+  // A calibration measures 6 control points; a block ratio's true spread is sqrt(2) times a
+  // point's. Plans for a 5% change, three workloads, judged by the power the plan truly has.
+  constexpr double kPointSd = 0.025, kTarget = 5;
+  constexpr int kPoints = 6, kPlans = 300;
+  const double true_sd = std::sqrt(2.0) * kPointSd;
+  ks::stats::Xoshiro256 rng(57);
+  int short_estimate = 0, short_bound = 0;
+  auto true_power = [&](int k) {
+    const ks::stats::SequentialDesign at{.min_blocks = 3, .max_blocks = k, .alpha = 0.05, .workloads = 3,
+                                         .material_pct = kTarget};
+    return ks::stats::t_test_power_at(ks::stats::sequential_boundaries(at).change.back(), k - 1,
+                                      std::log1p(kTarget / 100) / (true_sd / std::sqrt(k)));
+  };
+  for (int i = 0; i < kPlans; ++i) {
+    std::vector<double> logs;
+    for (int p = 0; p < kPoints; ++p) logs.push_back(kPointSd * ks::stats::normal_draw(rng));
+    const double sd = std::sqrt(2.0) * ks::stats::sample_stddev(logs);
+    auto blocks = [&](double s) { return ks::stats::blocks_for_power(s, kTarget, 0.05, 0.8, 3, 3, 100).k_max; };
+    if (true_power(blocks(sd)) < 0.8) ++short_estimate;
+    if (true_power(blocks(analysis::sd_upper_bound(sd, kPoints - 1))) < 0.8) ++short_bound;
+  }
+  std::printf("plans from a %d-point calibration short of power 0.8: %.2f on the estimate, %.2f on its upper 80%% "
+              "bound (%d plans)\n",
+              kPoints, double(short_estimate) / kPlans, double(short_bound) / kPlans, kPlans);
+  CHECK(short_estimate > kPlans / 3);
+  CHECK(short_bound <= kPlans / 4);  // 20% by construction of the bound
 }
