@@ -11,6 +11,7 @@
 #include "analysis/samples.hpp"
 #include "analysis/sandwich.hpp"
 #include "analysis/verdict.hpp"
+#include "stats/student_t.hpp"
 #include "stats/summary.hpp"
 #include "util/error.hpp"
 
@@ -21,6 +22,7 @@ struct WorkloadResult {
   evidence::WorkloadAnalysis analysis;
   Judge judge;                            // empty: nothing to decide on
   std::optional<double> screen_drift_pct;  // screen: drift of the control summaries A -> B
+  std::optional<double> tail_shift_log;    // confirm: a significant, material change of the tail
   std::vector<evidence::Gate> gates;
 };
 
@@ -52,6 +54,23 @@ Arm arm_of(const std::vector<PointSample>& samples, const std::string& arm, bool
     a.positive = a.positive && a.best.back() > 0 && a.best_skip_first.back() > 0;
   }
   return a;
+}
+
+// The paired t test of the blocks' tail shifts (Blocks::tail_shifts) at the level each
+// workload's change is judged at (alpha over the workloads). Records the shift and its p in W;
+// returns the shift when it is significant and at least material, else nothing. Under a
+// deterministic clock the tails agree to the instruction and nothing is material.
+std::optional<double> judge_tail(evidence::WorkloadAnalysis& w, const std::vector<double>& shifts,
+                                 const Options& options, size_t workload_count) {
+  if (shifts.size() < 3) return std::nullopt;
+  const double k = static_cast<double>(shifts.size()), m = stats::mean(shifts), sd = stats::sample_stddev(shifts);
+  const double p = sd > 0 ? std::min(1.0, 2 * stats::student_t_sf(std::fabs(m) / (sd / std::sqrt(k)), k - 1))
+                          : (m == 0 ? 1.0 : 0.0);
+  w.tail_shift_pct = 100 * m;
+  w.tail_shift_p = p;
+  const bool material = std::fabs(m) >= std::log1p(options.material_pct / 100);
+  if (p < options.alpha / static_cast<double>(std::max<size_t>(workload_count, 1)) && material) return m;
+  return std::nullopt;
 }
 
 double mean_log_ratio(const std::vector<double>& patched, const std::vector<double>& control) {
@@ -151,6 +170,7 @@ WorkloadResult analyze_workload(const WorkloadSpec& spec, const std::vector<evid
       });
     }
     w.control_trend_pct_per_block = control_trend_pct_per_block(samples, options.control_arm, spec.higher_is_better);
+    r.tail_shift_log = judge_tail(w, blocks.tail_shifts, options, workload_count);
   } else {
     if (options.scheme == "compare") {
       fill_arm_table(w, options.control_arm, options.patched_arm);
@@ -206,13 +226,14 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
 
   const bool complete = run_complete(points);
   std::vector<Judge> judges;
-  std::vector<std::optional<double>> drifts;
+  std::vector<std::optional<double>> drifts, tails;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     auto r = analyze_workload(workloads[i], points, rows, options, options.seed + i, complete,
                               workloads.size());
     a.workloads.push_back(std::move(r.analysis));
     judges.push_back(std::move(r.judge));
     drifts.push_back(r.screen_drift_pct);
+    tails.push_back(r.tail_shift_log);
     a.gates.insert(a.gates.end(), r.gates.begin(), r.gates.end());
   }
   a.gates.insert(a.gates.end(), extra_gates.begin(), extra_gates.end());
@@ -223,7 +244,7 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
     auto& w = a.workloads[i];
     w.gates_failed = failed_gate_names(w, a.gates, workloads, ran);
     if (judged[i].decision) fill_decision(w, *judged[i].decision);
-    decide(w, judged[i].decision, judged[i].significant, options, drifts[i]);
+    decide(w, judged[i].decision, judged[i].significant, options, drifts[i], tails[i]);
   }
   a.verdict = overall_verdict(a.workloads, a.gates, options.material_pct);
   return a;

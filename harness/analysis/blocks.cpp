@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "stats/summary.hpp"
+
 namespace ks::analysis {
 
 Blocks paired_blocks(const std::vector<evidence::Point>& points,
@@ -34,7 +36,7 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
     if (pending) continue;
 
     std::string why;
-    double sum_log[2] = {0, 0};
+    double sum_log[2] = {0, 0}, sum_tail[2] = {0, 0};
     int count[2] = {0, 0};
     int first_point[2] = {-1, -1};
     double first_best[2] = {0, 0};
@@ -57,6 +59,7 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
         break;
       }
       sum_log[arm] += std::log(best);
+      sum_tail[arm] += std::fabs(std::log(stats::mean(it->second->values)) - std::log(best));
       if (count[arm]++ == 0) {
         first_point[arm] = p->id;
         first_best[arm] = best;
@@ -72,6 +75,7 @@ Blocks paired_blocks(const std::vector<evidence::Point>& points,
     out.ratios.push_back(
         {block, first_point[0], first_point[1], first_best[0], first_best[1], std::exp(d)});
     out.log_ratios.push_back(d);
+    out.tail_shifts.push_back(sum_tail[1] / count[1] - sum_tail[0] / count[0]);
   }
   return out;
 }

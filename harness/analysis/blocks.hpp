@@ -13,6 +13,9 @@ namespace ks::analysis {
 struct Blocks {
   std::vector<evidence::BlockRatio> ratios;     // whole blocks, ascending block number
   std::vector<double> log_ratios;               // ln(ratios[i].ratio)
+  // Per whole block: how much farther the patched point's mean round lies from its best
+  // round than the control point's, in log units (each tail |ln mean - ln best| >= 0).
+  std::vector<double> tail_shifts;
   std::vector<evidence::DroppedBlock> dropped;  // blocks left out, and why
 };
 

@@ -31,7 +31,8 @@ bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct) {
 }
 
 void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decision,
-            bool significant, const Options& options, std::optional<double> screen_drift_pct) {
+            bool significant, const Options& options, std::optional<double> screen_drift_pct,
+            std::optional<double> tail_shift_log) {
   w.material = false;
   if (!w.gates_failed.empty()) {
     w.verdict = "INVALID";
@@ -52,6 +53,20 @@ void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decisi
     w.verdict = "NO_CHANGE";
   } else {
     w.verdict = "INCONCLUSIVE";
+  }
+  if (tail_shift_log && w.verdict != "INVALID") {
+    const bool wider = *tail_shift_log > 0;
+    std::string note = fmt::format(
+        "the {} arm's rounds spread {}: its mean round lies {:.2f}% {} from its best than the {} arm's "
+        "(paired over the blocks, p {:.2g}), so its best round reads {} by itself",
+        options.patched_arm, wider ? "wider" : "narrower", 100 * std::fabs(*tail_shift_log),
+        wider ? "farther" : "nearer", options.control_arm, w.tail_shift_p.value_or(0), wider ? "better" : "worse");
+    if (w.verdict == "NO_CHANGE" || w.verdict == (wider ? "IMPROVEMENT" : "REGRESSION")) {
+      note += "; the best-round ratio alone would say " + w.verdict;
+      w.verdict = "INCONCLUSIVE";
+      w.material = false;
+    }
+    w.notes.push_back(note);
   }
   if (w.verdict != "INCONCLUSIVE") w.blocks_needed.reset();
 }

@@ -24,9 +24,15 @@ bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct);
 // Holm's step-down reached this workload. `screen_drift_pct`: in a screen, the control
 // drift A -> B on the same summaries as the decision (the points' best rounds); a claimed
 // change with |drift| > |change| / 2 becomes INCONCLUSIVE, "drift could explain it".
+// `tail_shift_log`: in a confirm run, a significant and material change of how far the
+// patched arm's mean round lies from its best (w.tail_shift_pct). The best round of a
+// wider spread is lower by itself (16 rounds at 6% spread against 2%: 7% faster with no
+// change in the typical round), so a wider patched tail is never NO_CHANGE or IMPROVEMENT,
+// a narrower one never NO_CHANGE or REGRESSION: those become INCONCLUSIVE, saying why.
 void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decision,
             bool significant, const Options& options,
-            std::optional<double> screen_drift_pct = std::nullopt);
+            std::optional<double> screen_drift_pct = std::nullopt,
+            std::optional<double> tail_shift_log = std::nullopt);
 
 // REGRESSION if any workload is a material regression (INVALID workloads have no
 // regression to show); else INVALID if any workload is INVALID (or, with no workload, a

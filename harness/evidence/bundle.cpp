@@ -144,6 +144,8 @@ void to_json(json& j, const WorkloadAnalysis& w) {
        {"material", w.material},
        {"gates_failed", w.gates_failed}};
   put_opt(j, "control_trend_pct_per_block", w.control_trend_pct_per_block);
+  put_opt(j, "tail_shift_pct", w.tail_shift_pct);
+  put_opt(j, "tail_shift_p", w.tail_shift_p);
   if (!w.block_ratios.empty()) j["block_ratios"] = w.block_ratios;
   if (!w.blocks_dropped.empty()) j["blocks_dropped"] = w.blocks_dropped;
   put_opt(j, "ratio_ci", w.ratio_ci);
@@ -179,6 +181,8 @@ void from_json(const json& j, WorkloadAnalysis& w) {
   w.delta_pct_skip_first = get_or(j, "delta_pct_skip_first", 0.0);
   w.drift_pct_skip_first = get_or(j, "drift_pct_skip_first", 0.0);
   w.control_trend_pct_per_block = get_opt<double>(j, "control_trend_pct_per_block");
+  w.tail_shift_pct = get_opt<double>(j, "tail_shift_pct");
+  w.tail_shift_p = get_opt<double>(j, "tail_shift_p");
   w.block_ratios = get_or(j, "block_ratios", std::vector<BlockRatio>{});
   w.blocks_dropped = get_or(j, "blocks_dropped", std::vector<DroppedBlock>{});
   w.ratio_ci = get_opt<Interval>(j, "ratio_ci");

@@ -120,6 +120,11 @@ struct WorkloadAnalysis {
   // Confirm: the control arm's trend over the run, % per block (least-squares slope of ln
   // control median on the block number). Reported, never gated.
   std::optional<double> control_trend_pct_per_block;
+  // Confirm: how much farther the patched arm's mean round lies from its best than the
+  // control's, mean over the whole blocks, 100 x log units; and the paired t test's p of
+  // it. A changed tail biases the best-round ratio (analysis::decide).
+  std::optional<double> tail_shift_pct;
+  std::optional<double> tail_shift_p;
   std::vector<BlockRatio> block_ratios;      // confirm: the whole blocks, in block order
   std::vector<DroppedBlock> blocks_dropped;  // confirm: the blocks left out
 

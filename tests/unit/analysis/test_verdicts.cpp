@@ -439,3 +439,69 @@ TEST_CASE("analysis: the analysis survives a JSON round trip", "[analysis]") {
   CHECK(back.workloads[0].notes == a.workloads[0].notes);
   CHECK(back.workloads[0].mann_whitney_method == "exact");
 }
+
+namespace {
+
+// A confirm run of BLOCKS blocks whose points' rounds spread by CONTROL_WITHIN and
+// PATCHED_WITHIN around their level (1% between points), with SLOW_SHARE of the patched
+// rounds 30% slower. The points' levels do not differ between the arms.
+test::Synthetic spread_run(int blocks, double control_within, double patched_within, double slow_share,
+                           uint64_t seed) {
+  test::Noise noise(seed);
+  test::Synthetic s;
+  const auto arms = test::confirm_arms(blocks);
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    const int id = static_cast<int>(i);
+    s.points.push_back(test::make_point(id, arms[i], id / 2));
+    const bool patched = arms[i] == "patched";
+    const double level = 1000 * (1 + 0.01 * noise.normal());
+    std::vector<double> values;
+    for (int r = 0; r < 16; ++r) {
+      double v = level * (1 + (patched ? patched_within : control_within) * noise.normal());
+      if (patched && r < static_cast<int>(16 * slow_share)) v *= 1.3;
+      values.push_back(v);
+    }
+    test::add_rows(s.rows, id, arms[i], values);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("analysis: a changed spread is never NO_CHANGE or a change in the direction it biases (seeded)",
+          "[analysis]") {
+  auto o = confirm();
+  o.bootstrap_resamples = 200;
+  struct Case {
+    const char* what;
+    double control_within, patched_within, slow_share;
+    const char* forbidden;  // a verdict the best round alone would give falsely
+  };
+  for (const Case& c : {Case{"spread widened 2% -> 6%", 0.02, 0.06, 0, "IMPROVEMENT"},
+                        Case{"spread narrowed 6% -> 2%", 0.06, 0.02, 0, "REGRESSION"},
+                        Case{"a quarter of the patched rounds 30% slower", 0.02, 0.02, 0.25, "NO_CHANGE"},
+                        Case{"half of the patched rounds 30% slower", 0.02, 0.02, 0.5, "NO_CHANGE"},
+                        Case{"A/A", 0.02, 0.02, 0, ""}}) {
+    int runs = 200, forbidden = 0, before = 0, tail_notes = 0;
+    for (int i = 0; i < runs; ++i) {
+      const auto s = spread_run(6, c.control_within, c.patched_within, c.slow_share, 1000 + i);
+      const auto w = analysis::analyze(s.points, s.rows, kClone, o).workloads[0];
+      auto said = [&](const std::string& v) {
+        return w.verdict == v || has_note(w, "the best-round ratio alone would say " + v);
+      };
+      if (*c.forbidden && (w.verdict == c.forbidden || w.verdict == "NO_CHANGE")) ++forbidden;
+      if (*c.forbidden && (said(c.forbidden) || said("NO_CHANGE"))) ++before;
+      if (has_note(w, "rounds spread")) ++tail_notes;
+    }
+    std::printf("spread check, %s, 6 blocks: %s/NO_CHANGE in %.3f of %d runs (the best round alone: %.3f), "
+                "tail flagged in %.3f\n",
+                c.what, *c.forbidden ? c.forbidden : "-", double(forbidden) / runs, runs, double(before) / runs,
+                double(tail_notes) / runs);
+    if (*c.forbidden) {
+      CHECK(forbidden <= runs / 20);
+      CHECK(tail_notes >= runs * 95 / 100);  // and the report says what changed
+    } else {
+      CHECK(tail_notes <= runs / 20);  // an unchanged spread is seldom flagged
+    }
+  }
+}
