@@ -31,10 +31,56 @@ see_also=$out/see-also.h2m
   echo ".BR ksandwich-agent (1)"
 } >"$see_also"
 
-page ksandwich "benchmark a kernel patch on btrfs in a control/patched/control sandwich" "'$ks'" --include="$see_also"
+# EXIT STATUS is the "Exit codes:" paragraph of `ksandwich --help` (one text for both);
+# ENVIRONMENT and FILES name what the code reads (getenv) and keeps.
+sections=$out/sections.h2m
+{
+  echo "[EXIT STATUS]"
+  "$ks" --help | sed -n '/^Exit codes:/,/^Usage:/{/^Usage:/d;p}' | sed 's/^Exit codes: //'
+  cat <<'END'
+[ENVIRONMENT]
+.TP
+.B KSANDWICH_CACHE
+where kernel sources, builds, calibrations and initramfs images are kept (default /var/cache/ksandwich).
+.TP
+.B CCACHE_DIR
+ccache's directory for kernel builds (default: ccache/ under the cache).
+.TP
+.B KSANDWICH_HOME
+the ksandwich data directory (configs, kernel-patches, results-schema); default: found beside the program.
+.TP
+.B KSANDWICH_AGENT
+the workload agent to put into guests (default: ksandwich-agent beside the program, else on PATH).
+.TP
+.B KSANDWICH_KVM_DEVICE
+the KVM device to probe (default /dev/kvm).
+.TP
+.B KSANDWICH_BAREMETAL_STATE
+the bare-metal backend's state directory (default /var/lib/ksandwich/baremetal).
+.TP
+.B GITHUB_STEP_SUMMARY
+when set, run and nightly append the markdown report to this file.
+.TP
+.B SUDO_UID, SUDO_GID
+under sudo, directories of the invoking user are trusted on the way to an output.
+[FILES]
+.TP
+.I results/NAME-TIME/
+a run's output directory: bundle.json(.gz), report.txt, report.md, report.html, reply.eml, logs/journal.jsonl.
+.TP
+.I /run/ksandwich/
+the journal key and the machine lock (root only; never an output place).
+.TP
+.I /var/cache/ksandwich/
+the default cache (see KSANDWICH_CACHE).
+END
+} >"$sections"
+
+page ksandwich "benchmark a kernel patch on btrfs in a control/patched/control sandwich" "'$ks'" \
+  --include="$sections" --include="$see_also"
 while IFS=$'\t' read -r sub description; do
-  page "ksandwich-$sub" "$description" "'$ks' $sub"
+  page "ksandwich-$sub" "$description" "'$ks' $sub" --include="$sections"
 done <<<"$subcommands"
 page ksandwich-agent "run one btrfs workload and print its results as JSON lines" "'$agent'"
-rm "$see_also"
+rm "$see_also" "$sections"
 touch "$out/stamp"

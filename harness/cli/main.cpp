@@ -107,8 +107,9 @@ int main(int argc, char** argv) {
       "REGRESSION on valid data, even if another workload is INVALID (so CI can gate on it);\n"
       "2 bad input or environment (a message says what; nothing touched); 3 no regression\n"
       "shown and some workload INVALID (a failed point, an unexpected result, kernel health,\n"
-      "direct hit); 4 no regression shown and some workload INCONCLUSIVE; 130 interrupted\n"
-      "(SIGINT, SIGTERM, SIGHUP). The bundle is written in cases 0, 1, 3 and 4. After a\n"
+      "direct hit); 4 no regression shown and some workload INCONCLUSIVE; 70 an internal\n"
+      "error (a bug in ksandwich: report it); 130 interrupted (SIGINT, SIGTERM, SIGHUP).\n"
+      "The bundle is written in cases 0, 1, 3 and 4. After a\n"
       "SIGKILL, `ksandwich cleanup DIR` undoes what the run left."};
   app.set_version_flag("--version", std::string("ksandwich ") + KSANDWICH_VERSION + " (" +
                                         KSANDWICH_GIT_REVISION + ")");
@@ -166,16 +167,17 @@ int main(int argc, char** argv) {
     say("error", "out of memory: an input is far larger than anything ksandwich reads");
     return ks::kExitBadInput;
   } catch (const std::exception& e) {
-    // Anything else is a path the code did not foresee: still a message and exit 2, never
-    // an abort. What it touched was undone by the destructors on the way here.
-    say("error", e.what());
-    std::fprintf(stderr, "ksandwich: hint: check the files and paths given on the command line; "
-                         "if they look right, this is a bug: please report the message above\n");
-    return ks::kExitBadInput;
+    // Anything else is a path the code did not foresee: still a message, never an abort, and
+    // an exit code of its own, so that CI tells a bug from bad input. What it touched was
+    // undone by the destructors on the way here.
+    say("internal error", e.what());
+    std::fprintf(stderr, "ksandwich: hint: this is a bug in ksandwich, not a verdict: please report the "
+                         "command line and the message above\n");
+    return ks::kExitInternal;
   } catch (...) {
-    std::fprintf(stderr, "ksandwich: error: an unknown exception ended the command\n");
-    std::fprintf(stderr, "ksandwich: hint: this is a bug: please report the command line\n");
-    return ks::kExitBadInput;
+    std::fprintf(stderr, "ksandwich: internal error: an unknown exception ended the command\n");
+    std::fprintf(stderr, "ksandwich: hint: this is a bug in ksandwich: please report the command line\n");
+    return ks::kExitInternal;
   }
   return context.exit_code;
 }

@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitPointFailed = 3, // no regression shown and some workload INVALID (a point failed and
                         // left it without data, a semantic or health check failed)
   kExitInconclusive = 4,  // no regression shown and some workload INCONCLUSIVE
+  kExitInternal = 70,     // a path the code did not foresee: a bug to report (sysexits' EX_SOFTWARE)
 };
 
 // What was wrong and what to do about it.
