@@ -27,6 +27,8 @@ packages=(
   btrfs-progs fio util-linux e2fsprogs kmod
   # build kernels (linux-source-6.1 is the embedded default source)
   linux-source-6.1 bc bison flex libelf-dev cpio xz-utils lz4 ccache rsync patch
+  # confine make, which runs the patch's own Makefiles, when building as root
+  bubblewrap
   # boot them
   qemu-system-x86 busybox-static
   # check bundles against their schema (validate, report)

@@ -203,6 +203,30 @@ struct MakeRun {
   std::vector<std::string> compiled;  // objects compiled (CC/AS lines)
 };
 
+// ARGV confined for root: make runs the Makefiles and scripts of whatever patch it was given
+// (a mailbox's, a series'), so it gets a read-only view of the whole machine (the source
+// TREE too: its files are hard links into the source cache) with only OBJDIR and ccache's
+// directory writable, a private /tmp, no network and no capabilities (bubblewrap; as root
+// and uid 0 inside, but nothing it can remount). Others build with their own rights.
+std::vector<std::string> confined(std::vector<std::string> argv, const fs::path& tree, const fs::path& objdir,
+                                  const fs::path& ccache_dir) {
+  if (::geteuid() != 0) return argv;
+  auto bwrap = proc::find_program("bwrap");
+  if (!bwrap)
+    throw UserError("building a kernel as root runs the patch's own Makefiles, and ksandwich confines them with "
+                        "bubblewrap (bwrap), which is not installed",
+                    "apt-get install bubblewrap (tools/setup.sh installs it), or build as a user");
+  fs::create_directories(objdir);
+  fs::create_directories(ccache_dir);
+  std::vector<std::string> out = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                  "--tmpfs", "/tmp", "--ro-bind", tree.string(), tree.string(),
+                                  "--bind", objdir.string(), objdir.string(),
+                                  "--bind", ccache_dir.string(), ccache_dir.string(),
+                                  "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 // make -C TREE O=OBJDIR ..., its output (stdout and stderr) appended to LOG; the
 // terminal gets progress ticks, not make's lines: files compiled, and with ESTIMATE (an
 // earlier build of the same kind) how many of how many and the time left at the rate so far.
@@ -214,6 +238,7 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
                                    "-j" + std::to_string(in.jobs)};
   argv.insert(argv.end(), in.variables.begin(), in.variables.end());
   argv.insert(argv.end(), targets.begin(), targets.end());
+  argv = confined(std::move(argv), tree, objdir, in.ccache_dir);
 
   MakeRun run;
   std::ofstream out(log, std::ios::app);

@@ -81,7 +81,8 @@ std::vector<Check> doctor_checks(bool source_tree) {
   // The program each kernel build needs, and its Debian package.
   const std::pair<const char*, const char*> kernel_build_tools[] = {
       {"make", "make"}, {"gcc", "gcc"},       {"flex", "flex"}, {"bison", "bison"},
-      {"bc", "bc"},     {"ccache", "ccache"}, {"cpio", "cpio"}, {"lz4", "lz4"}};
+      {"bc", "bc"},     {"ccache", "ccache"}, {"cpio", "cpio"}, {"lz4", "lz4"},
+      {"bwrap", "bubblewrap"}};  // confines make as root (kernel/kbuild.cpp)
   for (auto [tool, package] : kernel_build_tools)
     checks.push_back(program(std::string("kernel build: ") + tool, tool, package, false, true));
   bool jsonschema = proc::have_program("python3") && proc::run(proc::command({"python3", "-c", "import jsonschema"}, std::chrono::seconds(30))).ok();

@@ -229,6 +229,28 @@ TEST_CASE("the shipped kernel patches apply cleanly to the default source", "[bu
   CHECK(named >= 2);  // default.json and planted-cpu-cost.json at least
 }
 
+TEST_CASE("as root, a patch's Makefile runs confined: it cannot write outside the build's objects",
+          "[build][hostile]") {
+  KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
+  KS_SKIP_UNLESS(::geteuid() == 0, "make runs confined only for root; others build with their own rights");
+  KS_SKIP_UNLESS(ks::proc::have_program("bwrap"), "needs bwrap (apt-get install bubblewrap)");
+  require_toolchain();
+  Scratch s;
+  // The top Makefile is read by every make, the config targets of a preflight included.
+  const fs::path probe = "/var/tmp/ksandwich-confined-probe";
+  fs::remove(probe);
+  ks::write_file(s.path / "escape.patch",
+                 "From: Mallory <m@example.org>\nSubject: [PATCH] kbuild: nothing to see\n\n---\n"
+                 "--- a/Makefile\n+++ b/Makefile\n@@ -1,3 +1,4 @@\n # SPDX-License-Identifier: GPL-2.0\n"
+                 "+$(shell touch " + probe.string() + "; echo pwned >> $(srctree)/README)\n VERSION = 6\n PATCHLEVEL = 1\n");
+  auto r = request("patched", {(s.path / "escape.patch").string()});
+  auto id = ks::kernel::preflight(r, ks::kernel::Progress::silent());
+  CHECK(id["patches"][0]["subject"] == "[PATCH] kbuild: nothing to see");  // the patch applied and make ran
+  CHECK_FALSE(fs::exists(probe));
+  // The build's source tree is hard links into the source cache: it stayed read-only too.
+  CHECK_FALSE(contains(ks::read_file(ks::source::prepare({}, test_cache()).tree / "README"), "pwned"));
+}
+
 TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the cache",
           "[build][bad-input]") {
   KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
