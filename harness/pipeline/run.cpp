@@ -464,6 +464,10 @@ int run(const RunOptions& o) {
   if (auto it = kernels.by_arm.find("control"); it != kernels.by_arm.end()) control_kernel = it->second.bzimage;
   backend->preflight(control_kernel);
   fs::create_directories(o.out_dir / "logs");
+  // Named now, not only at the end: a run takes minutes to hours, and whoever watches it may
+  // want its logs, or to resume or clean it up.
+  say(fmt::format("output: {} (bundle.json after every point; if interrupted: ksandwich run --resume {})",
+                  o.out_dir.string(), shell_quote(o.out_dir.string())));
   if (host_changes) host_changes->open_journal();
   proc::set_command_log(o.out_dir / "logs/commands.jsonl");
   for (auto& [arm, built] : kernels.by_arm)

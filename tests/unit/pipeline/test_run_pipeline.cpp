@@ -205,6 +205,10 @@ TEST_CASE("run: progress shows each point's phases and the points done of planne
   run(fake());
   auto lines = progress.lines();
   INFO(join(lines, "\n"));
+  // The output directory is named before the first point, with how to resume it.
+  REQUIRE(count_containing(lines, "output: " + run.out.string()) == 1);
+  CHECK(lines.front().find("output: ") != std::string::npos);
+  CHECK(count_containing(lines, "ksandwich run --resume '" + run.out.string() + "'") == 1);
   // In a log, a line per phase of a point (the rounds in between are throttled away: the
   // fake's points take no time), each with the points done so far.
   CHECK(count_containing(lines, "[point 1/3 control] starting | 0 of 3 points done") == 1);
