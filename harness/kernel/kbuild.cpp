@@ -205,11 +205,12 @@ struct MakeRun {
 
 // ARGV confined for root: make runs the Makefiles and scripts of whatever patch it was given
 // (a mailbox's, a series'), so it gets a read-only view of the whole machine (the source
-// TREE too: its files are hard links into the source cache) with only OBJDIR and ccache's
-// directory writable, a private /tmp, no network and no capabilities (bubblewrap; as root
-// and uid 0 inside, but nothing it can remount). Others build with their own rights.
+// TREE too: its files are hard links into the source cache) with only OBJDIR writable, and
+// ccache's directory when CCACHE_WRITABLE; a private /tmp and /run, its own session, no
+// network and no capabilities (bubblewrap; as root and uid 0 inside, but nothing it can
+// remount). Others build with their own rights.
 std::vector<std::string> confined(std::vector<std::string> argv, const fs::path& tree, const fs::path& objdir,
-                                  const fs::path& ccache_dir) {
+                                  const fs::path& ccache_dir, bool ccache_writable) {
   if (::geteuid() != 0) return argv;
   auto bwrap = proc::find_program("bwrap");
   if (!bwrap)
@@ -218,11 +219,19 @@ std::vector<std::string> confined(std::vector<std::string> argv, const fs::path&
                     "apt-get install bubblewrap (tools/setup.sh installs it), or build as a user");
   fs::create_directories(objdir);
   fs::create_directories(ccache_dir);
+  // A writable ccache directory above the tree would make the tree writable again.
+  const auto cache = fs::canonical(ccache_dir), source = fs::canonical(tree);
+  if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
+    throw UserError("ccache's directory " + ccache_dir.string() + " holds the kernel tree " + tree.string(),
+                    "point CCACHE_DIR (or --ccache-dir) at a directory of its own, e.g. /var/cache/ksandwich/ccache");
+  // /run holds the sockets of root's services (systemd, D-Bus) and ksandwich's journal key:
+  // an empty one. A session of its own: no terminal to push keystrokes into (TIOCSTI).
   std::vector<std::string> out = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                  "--tmpfs", "/tmp", "--ro-bind", tree.string(), tree.string(),
+                                  "--tmpfs", "/tmp", "--tmpfs", "/run",
+                                  ccache_writable ? "--bind" : "--ro-bind", cache.string(), cache.string(),
+                                  "--ro-bind", source.string(), source.string(),
                                   "--bind", objdir.string(), objdir.string(),
-                                  "--bind", ccache_dir.string(), ccache_dir.string(),
-                                  "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--"};
+                                  "--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--"};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
@@ -238,7 +247,10 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
                                    "-j" + std::to_string(in.jobs)};
   argv.insert(argv.end(), in.variables.begin(), in.variables.end());
   argv.insert(argv.end(), targets.begin(), targets.end());
-  argv = confined(std::move(argv), tree, objdir, in.ccache_dir);
+  // A patch's make reads the shared ccache but never writes it: entries it planted would
+  // be compiled into later control kernels. (Patched arms recompile only what they touch.)
+  const bool trusted = in.patches.empty();
+  argv = confined(std::move(argv), tree, objdir, in.ccache_dir, trusted);
 
   MakeRun run;
   std::ofstream out(log, std::ios::app);
@@ -249,6 +261,7 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
              {"CCACHE_BASEDIR", in.cache.string()},
              {"CCACHE_NOHASHDIR", "1"},
              {"LC_ALL", "C"}};
+  if (!trusted) cmd.env.insert(cmd.env.end(), {{"CCACHE_READONLY", "1"}, {"CCACHE_TEMPDIR", "/tmp"}});
   auto tick = [&] { progress.tick(build_detail(counter.count(), estimate, progress.stage_seconds())); };
   cmd.on_stdout = [&](std::string_view chunk) {
     out << chunk;
@@ -338,6 +351,14 @@ struct NormalizedConfig {
   size_t checked = 0;  // requested symbols verified
 };
 
+// OBJDIR/.config as make left it: a regular file, never read through a link (make ran the
+// patch's Makefiles, which could leave one pointing anywhere); "" when absent and not REQUIRED.
+std::string read_config(const fs::path& objdir, bool required = true) {
+  auto text = read_regular_file(objdir / ".config", kMaxInputBytes, Links::refuse);
+  if (!text && required) throw SystemError("read " + (objdir / ".config").string(), "make left no .config");
+  return text.value_or("");
+}
+
 // base -> fragments merged -> olddefconfig -> every requested symbol verified.
 NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const fs::path& scratch,
                                   const fs::path& log, const Progress& progress) {
@@ -353,11 +374,11 @@ NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const 
   } else {
     fs::copy_file(in.base, scratch / ".config", fs::copy_options::overwrite_existing);
   }
-  write_file(scratch / ".config", merge_config(read_file(scratch / ".config"), in.requested));
+  write_file_atomic(scratch / ".config", merge_config(read_config(scratch), in.requested));
   auto r = run_make(in, tree, scratch, {"olddefconfig"}, log, progress);
   if (!r.result.ok()) fail(r, "olddefconfig");
 
-  NormalizedConfig out{read_file(scratch / ".config"), effective_requests(in.requested).size()};
+  NormalizedConfig out{read_config(scratch), effective_requests(in.requested).size()};
   auto values = parse_config(out.text);
   auto mismatches = verify_config(in.requested, values);
   if (mismatches.empty()) return out;
@@ -702,8 +723,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   auto config = normalize_config(in, tree, work.path() / "kconfig", log, progress);
   fs::remove_all(work.path() / "kconfig");
   // Rewrite .config only when it changed: a newer .config makes Kbuild resync everything.
-  if (try_read_file(objdir / ".config").value_or("") != config.text)
-    write_file(objdir / ".config", config.text);
+  if (read_config(objdir, false) != config.text) write_file_atomic(objdir / ".config", config.text);
 
   BuildKind kind{in.source.identity.version, control.has_value(), sha256_hex(config.text), in.base, {}, {}};
   for (auto& f : in.fragments) kind.fragment_sha256s.push_back(f.sha256);

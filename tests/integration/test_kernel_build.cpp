@@ -242,13 +242,17 @@ TEST_CASE("as root, a patch's Makefile runs confined: it cannot write outside th
   ks::write_file(s.path / "escape.patch",
                  "From: Mallory <m@example.org>\nSubject: [PATCH] kbuild: nothing to see\n\n---\n"
                  "--- a/Makefile\n+++ b/Makefile\n@@ -1,3 +1,4 @@\n # SPDX-License-Identifier: GPL-2.0\n"
-                 "+$(shell touch " + probe.string() + "; echo pwned >> $(srctree)/README)\n VERSION = 6\n PATCHLEVEL = 1\n");
+                 "+$(shell touch " + probe.string() + "; echo pwned >> $(srctree)/README; touch $$CCACHE_DIR/planted; "
+                 "ls /run/ksandwich > $$CCACHE_DIR/run-listing)\n VERSION = 6\n PATCHLEVEL = 1\n");
   auto r = request("patched", {(s.path / "escape.patch").string()});
   auto id = ks::kernel::preflight(r, ks::kernel::Progress::silent());
   CHECK(id["patches"][0]["subject"] == "[PATCH] kbuild: nothing to see");  // the patch applied and make ran
   CHECK_FALSE(fs::exists(probe));
   // The build's source tree is hard links into the source cache: it stayed read-only too.
   CHECK_FALSE(contains(ks::read_file(ks::source::prepare({}, test_cache()).tree / "README"), "pwned"));
+  // A patched arm reads the shared ccache but cannot plant entries in it for later builds.
+  CHECK_FALSE(fs::exists(*r.ccache_dir / "planted"));
+  CHECK_FALSE(fs::exists(*r.ccache_dir / "run-listing"));
 }
 
 TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the cache",
