@@ -76,11 +76,16 @@ the default cache (see KSANDWICH_CACHE).
 END
 } >"$sections"
 
+# The subcommands have their own exit codes where they differ (validate, doctor: in their
+# --help); the main page holds the sections they share.
+see_main=$out/see-main.h2m
+printf '%s\n' "[SEE ALSO]" ".BR ksandwich (1)" "for exit status, environment and files." >"$see_main"
+
 page ksandwich "benchmark a kernel patch on btrfs in a control/patched/control sandwich" "'$ks'" \
   --include="$sections" --include="$see_also"
 while IFS=$'\t' read -r sub description; do
-  page "ksandwich-$sub" "$description" "'$ks' $sub" --include="$sections"
+  page "ksandwich-$sub" "$description" "'$ks' $sub" --include="$see_main"
 done <<<"$subcommands"
 page ksandwich-agent "run one btrfs workload and print its results as JSON lines" "'$agent'"
-rm "$see_also" "$sections"
+rm "$see_also" "$sections" "$see_main"
 touch "$out/stamp"

@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <map>
 #include <span>
-#include <mutex>
 #include <stdexcept>
-#include <tuple>
 
 #include "stats/noncentral_t.hpp"
 #include "stats/power.hpp"
@@ -57,17 +54,6 @@ double gamma_p(double a, double x) {
     if (std::fabs(step - 1) < 1e-16) break;
   }
   return 1 - std::exp(log_front) * h;
-}
-
-// The boundaries of a design are a numerical integration (~0.1 s): computed once per design.
-const stats::SequentialBoundaries& boundaries_for(const stats::SequentialDesign& d) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int, int, double, int, double>, stats::SequentialBoundaries> cache;
-  std::lock_guard lock(mutex);
-  auto key = std::tuple{d.min_blocks, d.max_blocks, d.alpha, d.workloads, d.material_pct};
-  auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, stats::sequential_boundaries(d)).first;
-  return it->second;
 }
 
 // What the two schemes share once their data are reduced to a mean log ratio, the observed
@@ -162,20 +148,21 @@ Decision decide(const Design& x, const DecisionOptions& o) {
     df_mde = x.df;
     r.mde_basis = "observed upper 80% bound";
   }
-  if (sd_mde && x.blocks_run > 0 && o.sequential) {
+  if (sd_mde && o.sequential && x.blocks_run >= o.sequential->min_blocks) {
     // A confirm run's own design: its look at this many blocks (the boundary there, alpha
     // split over the workloads, paired k - 1 df) and the cap its sequential test needs.
     const auto& design = *o.sequential;
-    const auto& b = boundaries_for(design);
-    const int k = std::clamp(x.blocks_run, design.min_blocks, design.max_blocks);
+    const auto& b = stats::cached_boundaries(design);
+    const int k = std::min(x.blocks_run, design.max_blocks);
     const double test_df = df ? *df : df_mde;  // the interval's: t with k - 1 df, or a known spread
     const bool known = test_df >= kKnownSpreadDf;
     const size_t look = static_cast<size_t>(k - design.min_blocks);
     const double ncp = stats::ncp_for_power(known ? b.change_z[look] : b.change[look], known ? kKnownSpreadDf : k - 1);
     r.mde_pct = 100 * ncp * *sd_mde / std::sqrt(k);  // in log ratio units, as stats::mde_pct
-    r.blocks_needed = stats::blocks_for_power(*sd_mde, o.material_pct, design.alpha, 0.8, design.workloads,
-                                              design.min_blocks, evidence::kMaxBlocksNeeded)
-                          .k_max;
+    r.blocks_needed = std::max(x.blocks_run, stats::blocks_for_power(*sd_mde, o.material_pct, design.alpha, 0.8,
+                                                                     design.workloads, design.min_blocks,
+                                                                     evidence::kMaxBlocksNeeded)
+                                                  .k_max);
   } else if (sd_mde && x.blocks_run > 0) {
     r.mde_pct = stats::mde_pct(*sd_mde * x.se_factor, df_mde);
     // blocks_needed takes the sd of one point's log summary: a block ratio has sqrt(2) of it.
@@ -234,7 +221,7 @@ void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::
   }
   // The run looked after every block from min_blocks on; its first decisive look is the
   // decision (what the design's error rates and power assume), later blocks only add data.
-  const auto& boundaries = boundaries_for(design);
+  const auto& boundaries = stats::cached_boundaries(design);
   stats::LookResult looked;
   int at = design.min_blocks;
   for (; at <= k; ++at) {

@@ -65,6 +65,7 @@ void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decisi
       note += "; the best-round ratio alone would say " + w.verdict;
       w.verdict = "INCONCLUSIVE";
       w.material = false;
+      w.blocks_needed.reset();  // more blocks do not settle a difference already significant
     }
     w.notes.push_back(note);
   }

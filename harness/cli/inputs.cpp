@@ -62,8 +62,7 @@ bool trusted_dir(const struct stat& st) {
                              (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
   if (!trusted_owner) return false;
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
-  return (st.st_mode & S_ISVTX) || !others_may_write(st) ||
-         (!(st.st_mode & S_IWOTH) && sudo_gid && std::to_string(st.st_gid) == sudo_gid);
+  return (st.st_mode & S_ISVTX) || !others_may_write(st) || (sudo_gid && std::to_string(st.st_gid) == sudo_gid);
 }
 
 // Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state

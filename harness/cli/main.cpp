@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <system_error>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -161,6 +162,10 @@ int main(int argc, char** argv) {
                          "(a measuring run goes on with `ksandwich run --resume DIR`)\n");
     return 130;
   } catch (const ks::SystemError& e) {
+    say("error", e.what());
+    return ks::kExitBadInput;
+  } catch (const std::system_error& e) {
+    // The environment refused (std::filesystem: EACCES, ENOSPC, EROFS): not a bug.
     say("error", e.what());
     return ks::kExitBadInput;
   } catch (const std::bad_alloc&) {

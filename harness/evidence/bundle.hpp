@@ -146,7 +146,7 @@ struct WorkloadAnalysis {
   std::string mann_whitney_method;         // exact | asymptotic (scipy's method="auto" rule)
   std::optional<double> p_holm;            // Holm-adjusted t_test_p across the workloads
   std::optional<double> within_point_sd_pct, between_point_sd_pct;  // variance components
-  std::optional<double> mde_pct;           // minimum detectable effect, alpha .05 power .8
+  std::optional<double> mde_pct;           // minimum detectable effect at power .8 (analysis::Decision)
   std::optional<int> blocks_needed;        // when INCONCLUSIVE: blocks for an MDE of delta, <= kMaxBlocksNeeded
 
   uint64_t rows = 0;              // measured (non-warm-up) rows, failed ones included

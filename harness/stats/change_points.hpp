@@ -39,7 +39,7 @@ struct ChangePointOptions {
 
 struct ChangePoint {
   size_t index = 0;         // first observation of the new segment
-  double p_value = 1;       // t test p of the two sides, times the candidate splits (<= 1)
+  double p_value = 1;       // the larger t test p (all nights, wildest left out), times the candidate splits (<= 1)
   double statistic = 0;     // Q: (m n / (m + n)) times the energy distance of the two sides
   double mean_before = 0;   // means of the segments it separates (as found when accepted)
   double mean_after = 0;

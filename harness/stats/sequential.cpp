@@ -302,25 +302,18 @@ SimulatedRuns simulate_runs(const SequentialDesign& design, const SequentialBoun
   return out;
 }
 
-namespace {
-
-// The change boundary at the last look of a design whose looks run from min_blocks to k:
-// a numerical integration over k looks, kept for the next verdict that asks.
-double final_change_critical(SequentialDesign design, int k) {
+const SequentialBoundaries& cached_boundaries(const SequentialDesign& design) {
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, double, int>, double> cache;
-  design.max_blocks = k;
-  const auto key = std::tuple{design.min_blocks, k, design.alpha, design.workloads};
+  static std::map<std::tuple<int, int, double, int>, SequentialBoundaries> cache;
+  const auto key = std::tuple{design.min_blocks, design.max_blocks, design.alpha, design.workloads};
   {
     std::lock_guard lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const double c = sequential_boundaries(design).change.back();
+  auto b = sequential_boundaries(design);  // outside the lock: a numerical integration
   std::lock_guard lock(mutex);
-  return cache.emplace(key, c).first->second;
+  return cache.emplace(key, std::move(b)).first->second;
 }
-
-}  // namespace
 
 Plan blocks_for_power(double sd, double target_mde_pct, double alpha, double power, int workloads, int min_blocks,
                       int max_blocks) {
@@ -331,7 +324,11 @@ Plan blocks_for_power(double sd, double target_mde_pct, double alpha, double pow
   const double effect = std::log1p(target_mde_pct / 100), alpha_w = alpha / workloads;
   auto ncp = [&](int k) { return effect / (sd / std::sqrt(k)); };
   auto fixed_power = [&](int k) { return t_test_power(ncp(k), k - 1, alpha_w); };
-  auto sequential_power = [&](int k) { return t_test_power_at(final_change_critical(design, k), k - 1, ncp(k)); };
+  auto sequential_power = [&](int k) {
+    auto at = design;
+    at.max_blocks = k;
+    return t_test_power_at(cached_boundaries(at).change.back(), k - 1, ncp(k));
+  };
   // The fixed-sample test (no interim looks) is at least as powerful at its last look:
   // the search starts where it first reaches the power.
   int k = min_blocks;
@@ -359,7 +356,11 @@ Plan plan_blocks(double sd, double target_mde_pct, double alpha, double power, i
                  int min_blocks, int max_blocks) {
   Plan plan = blocks_for_power(sd, target_mde_pct, alpha, power, workloads, min_blocks, max_blocks);
   SequentialDesign design{min_blocks, plan.k_max, alpha, workloads, target_mde_pct};
-  const auto b = sequential_boundaries(design);
+  const auto& b = cached_boundaries(design);
+  // Out of reach: blocks_for_power gave the fixed-sample bound; the design's own final look.
+  if (!plan.reached)
+    plan.power = t_test_power_at(b.change.back(), plan.k_max - 1, std::log1p(target_mde_pct / 100) /
+                                                                     (sd / std::sqrt(plan.k_max)));
   std::vector<double> effects(workloads, 0.0);
   plan.expected_blocks_null = simulate_runs(design, b, sd, effects, 4000, 1).mean_blocks;
   effects[0] = std::log1p(target_mde_pct / 100);

@@ -83,6 +83,9 @@ struct SequentialBoundaries {
 // Throws std::invalid_argument on a bad design (3 <= min_blocks <= max_blocks, 0 < alpha
 // < 0.5, workloads >= 1, material_pct > 0).
 SequentialBoundaries sequential_boundaries(const SequentialDesign& design);
+// The same, computed once per (min_blocks, max_blocks, alpha, workloads) in this process and
+// kept (the boundaries depend on nothing else): for callers that ask often (every verdict).
+const SequentialBoundaries& cached_boundaries(const SequentialDesign& design);
 
 struct LookResult {
   enum Decision {

@@ -56,12 +56,17 @@ if command -v help2man >/dev/null; then
     [ -f "$page" ] || { fail "no man page $page"; continue; }
     zcat "$page" | grep -q '^\.SH OPTIONS' || fail "$page has no OPTIONS section"
     zcat "$page" | grep -qi "^ksandwich$sub \\\\- " || fail "$page is not named ksandwich$sub"
-    # Exit status (the --help paragraph, internal errors included), environment and files.
-    zcat "$page" | sed -n '/^\.SH "EXIT STATUS"/,/^\.SH/p' | grep -q '70 an internal' ||
-      fail "$page has no EXIT STATUS section with the internal-error code"
-    zcat "$page" | grep -q '^\.SH ENVIRONMENT' && zcat "$page" | grep -q '^\.B KSANDWICH_CACHE' ||
-      fail "$page has no ENVIRONMENT section naming KSANDWICH_CACHE"
-    zcat "$page" | grep -q '^\.SH FILES' || fail "$page has no FILES section"
+    if [ -z "$sub" ]; then
+      # Exit status (the --help paragraph, internal errors included), environment and files.
+      zcat "$page" | sed -n '/^\.SH "EXIT STATUS"/,/^\.SH/p' | grep -q '70 an internal' ||
+        fail "$page has no EXIT STATUS section with the internal-error code"
+      zcat "$page" | grep -q '^\.SH ENVIRONMENT' && zcat "$page" | grep -q '^\.B KSANDWICH_CACHE' ||
+        fail "$page has no ENVIRONMENT section naming KSANDWICH_CACHE"
+      zcat "$page" | grep -q '^\.SH FILES' || fail "$page has no FILES section"
+    else
+      zcat "$page" | sed -n '/^\.SH "SEE ALSO"/,$p' | grep -q '^\.BR ksandwich (1)' ||
+        fail "$page does not point to ksandwich(1)"
+    fi
   done
   [ -f "$prefix/share/man/man1/ksandwich-agent.1.gz" ] || fail "no man page ksandwich-agent.1.gz"
 fi

@@ -31,14 +31,18 @@ TEST_CASE("others_may_write: the world, or a group shared beyond root's and the 
   REQUIRE(shared);
   CHECK(others_may_write(with(0, shared->gr_gid, 0775)));
   CHECK_FALSE(others_may_write(with(0, shared->gr_gid, 0755)));
-  // A user whose primary group is a private one of their own name (Debian's adduser): umask 002
-  // directories in their home are theirs alone.
-  for (const struct passwd* user : {::getpwnam("nobody"), ::getpwuid(::getuid())}) {
-    if (!user) continue;
+  // Debian's nobody has the shared group nogroup: its group-writable directories are others'.
+  if (const struct passwd* nobody = ::getpwnam("nobody"))
+    CHECK(others_may_write(with(nobody->pw_uid, nobody->pw_gid, 0775)));
+  // A user whose primary group is a private one of their own name, with no other member
+  // (Debian's adduser): their umask 002 directories are theirs alone.
+  for (const struct passwd* user = ::getpwent(); user; user = ::getpwent()) {
     const struct group* primary = ::getgrgid(user->pw_gid);
-    if (!primary) continue;
-    const bool private_group = std::string(primary->gr_name) == user->pw_name &&
-                               (primary->gr_mem == nullptr || primary->gr_mem[0] == nullptr);
-    CHECK(others_may_write(with(user->pw_uid, user->pw_gid, 0775)) == (!private_group && user->pw_gid != 0));
+    if (user->pw_uid == 0 || !primary || std::string(primary->gr_name) != user->pw_name) continue;
+    if (primary->gr_mem && primary->gr_mem[0]) continue;
+    CHECK_FALSE(others_may_write(with(user->pw_uid, user->pw_gid, 0775)));
+    CHECK(others_may_write(with(user->pw_uid, user->pw_gid, 0777)));
+    break;
   }
+  ::endpwent();
 }
