@@ -351,10 +351,16 @@ struct NormalizedConfig {
   size_t checked = 0;  // requested symbols verified
 };
 
-// OBJDIR/.config as make left it: a regular file, never read through a link (make ran the
-// patch's Makefiles, which could leave one pointing anywhere); "" when absent and not REQUIRED.
+// A file make left, as root reads it back: a regular file of at most kMaxInputBytes, never
+// through a link (make ran the patch's Makefiles, which could leave one pointing anywhere, or
+// at /dev/zero); nullopt when absent.
+std::optional<std::string> made_file(const fs::path& path) {
+  return read_regular_file(path, kMaxInputBytes, Links::refuse);
+}
+
+// OBJDIR/.config as make left it; "" when absent and not REQUIRED.
 std::string read_config(const fs::path& objdir, bool required = true) {
-  auto text = read_regular_file(objdir / ".config", kMaxInputBytes, Links::refuse);
+  auto text = made_file(objdir / ".config");
   if (!text && required) throw SystemError("read " + (objdir / ".config").string(), "make left no .config");
   return text.value_or("");
 }
@@ -749,8 +755,11 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
                         "full log: " + kept.string() + "; nothing was cached");
   }
 
-  auto release = trim(read_file(objdir / "include/config/kernel.release"));
-  fs::copy_file(objdir / "arch/x86/boot/bzImage", work.path() / "bzImage");
+  auto release = trim(made_file(objdir / "include/config/kernel.release").value_or(""));
+  auto bzimage = made_file(objdir / "arch/x86/boot/bzImage");
+  if (release.empty() || !bzimage)
+    throw SystemError("kernel build for arm " + in.arm, "make succeeded but left no kernel.release or bzImage");
+  write_file(work.path() / "bzImage", *bzimage);
   write_file(work.path() / "config", config.text);
   double seconds = std::chrono::duration<double>(Clock::now() - own_started).count();
 
