@@ -209,7 +209,11 @@ evidence::Interval log_interval(double estimate_log, double lo_log, double hi_lo
 // The fixed-sample decision's intervals and claim replaced by the sequential look's; the
 // p value and the MDE stay as descriptions of this many blocks.
 void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::SequentialDesign& design) {
-  const int k = static_cast<int>(d.size());
+  // More whole blocks than the design's cap (a block first left out as disturbed, then not,
+  // beside its replacement): the looks end at the cap.
+  const int k = std::min(static_cast<int>(d.size()), design.max_blocks);
+  if (static_cast<int>(d.size()) > k)
+    r.notes.push_back(fmt::format("{} whole blocks, more than the design's {}: the first {} decide", d.size(), k, k));
   if ((!r.df && !r.at_resolution_floor) || k < design.min_blocks) {  // no noise estimate of its own: no claim
     r.notes.push_back(k < design.min_blocks
                           ? fmt::format("{} of at least {} blocks: too early to look", k, design.min_blocks)
@@ -235,6 +239,11 @@ void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::
   r.claim = looked.decision == stats::LookResult::Change       ? Claim::change
             : looked.decision == stats::LookResult::Equivalent ? Claim::equivalent
                                                                : Claim::none;
+  if (r.claim == Claim::change && !looked.at_floor) {
+    const std::span<const double> decided(d.data(), static_cast<size_t>(at));
+    r.adjusted_log = stats::median_unbiased_log(design, boundaries, at, looked.estimate_log,
+                                                stats::sample_stddev(decided));
+  }
   r.notes.push_back(fmt::format(
       "{} at the look after block {} of at most {}: repeated confidence intervals (O'Brien-Fleming "
       "spending, alpha {} split over {} workload(s)), critical {} {:.3g}",

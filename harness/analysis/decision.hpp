@@ -55,6 +55,10 @@ struct Decision {
   std::optional<int> blocks_needed;              // max_blocks (or blocks) for an MDE of material_pct, likewise
   std::string mde_basis;                         // calibrated | observed upper 80% bound | clock's resolution floor
   bool at_resolution_floor = false;              // the spread was the clock's floor, taken as known
+  // A change decided by a sequential look: the median-unbiased estimate for stopping there
+  // (stats::median_unbiased_log), what materiality is judged on. Absent otherwise (a fixed
+  // sample does not stop on its data; at the clock's floor the estimate is exact enough).
+  std::optional<double> adjusted_log;
   Claim claim = Claim::none;
   std::vector<std::string> notes;                // why no claim, what the MDE rests on
 };

@@ -62,6 +62,7 @@ void fill_descriptive(evidence::WorkloadAnalysis& w, const stats::Groups& patche
 void fill_decision(evidence::WorkloadAnalysis& w, const Decision& d) {
   w.ratio_ci = d.interval;
   w.ratio_ci90 = d.interval90;
+  if (d.adjusted_log) w.adjusted_ratio = std::exp(*d.adjusted_log);
   w.t_test_p = d.p;
   w.degrees_of_freedom = d.df;
   w.sd_log_ratio = d.sd_log_ratio;

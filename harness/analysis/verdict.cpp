@@ -47,7 +47,15 @@ void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decisi
           *screen_drift_pct, change_pct));
     } else {
       w.verdict = is_worse(rho, w.higher_is_better) ? "REGRESSION" : "IMPROVEMENT";
-      w.material = is_material(rho, options.material_pct);
+      // A run that stopped at its first decisive look overshoots; materiality is judged on
+      // the estimate that is median-unbiased for stopping there.
+      const double judged = w.adjusted_ratio.value_or(rho);
+      w.material = is_material(judged, options.material_pct);
+      if (w.adjusted_ratio && is_material(rho, options.material_pct) != w.material)
+        w.notes.push_back(fmt::format(
+            "the estimate at the deciding look, {:+.2f}%, overshoots as a run that stops early does; "
+            "median-unbiased for stopping there it is {:+.2f}%, {} the material {:g}%",
+            change_pct, 100 * (judged - 1), w.material ? "beyond" : "within", options.material_pct));
     }
   } else if (decision && decision->claim == Claim::equivalent) {
     w.verdict = "NO_CHANGE";

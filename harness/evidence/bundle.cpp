@@ -150,6 +150,7 @@ void to_json(json& j, const WorkloadAnalysis& w) {
   if (!w.blocks_dropped.empty()) j["blocks_dropped"] = w.blocks_dropped;
   put_opt(j, "ratio_ci", w.ratio_ci);
   put_opt(j, "ratio_ci90", w.ratio_ci90);
+  put_opt(j, "adjusted_ratio", w.adjusted_ratio);
   put_opt(j, "hodges_lehmann", w.hodges_lehmann);
   put_opt(j, "bootstrap_ci", w.bootstrap_ci);
   put_opt(j, "t_test_p", w.t_test_p);
@@ -187,6 +188,7 @@ void from_json(const json& j, WorkloadAnalysis& w) {
   w.blocks_dropped = get_or(j, "blocks_dropped", std::vector<DroppedBlock>{});
   w.ratio_ci = get_opt<Interval>(j, "ratio_ci");
   w.ratio_ci90 = get_opt<Interval>(j, "ratio_ci90");
+  w.adjusted_ratio = get_opt<double>(j, "adjusted_ratio");
   w.hodges_lehmann = get_opt<Interval>(j, "hodges_lehmann");
   w.bootstrap_ci = get_opt<Interval>(j, "bootstrap_ci");
   w.t_test_p = get_opt<double>(j, "t_test_p");

@@ -135,6 +135,10 @@ struct WorkloadAnalysis {
   // ratio_ci90 decides NO_CHANGE (equivalence). Absent when the run has no noise estimate.
   std::optional<Interval> ratio_ci;
   std::optional<Interval> ratio_ci90;
+  // Confirm, a change decided at a sequential look: the ratio that is median-unbiased for
+  // stopping there (the decisive look's estimate, ratio_ci's, overshoots); material is
+  // judged on it.
+  std::optional<double> adjusted_ratio;
   std::optional<double> t_test_p;            // two-sided p of that interval's test
   std::optional<double> degrees_of_freedom;  // of it; absent for a calibrated (known) spread
   std::optional<double> sd_log_ratio;        // observed sd of one block log ratio ln(P/C)

@@ -420,6 +420,7 @@ Experiment parse(const json& j) {
   r.get_number("target_mde_pct", e.target_mde_pct, 0, false, b::kMaxPct);
   r.get_integer("min_blocks", e.min_blocks, b::kMinSequentialBlocks, b::kMaxSequentialBlocks);
   r.get_integer("max_blocks", e.max_blocks, b::kMinSequentialBlocks, b::kMaxSequentialBlocks);
+  r.get_integer("replacement_blocks", e.replacement_blocks, 0, b::kMaxSequentialBlocks);
   if (e.max_blocks < e.min_blocks)
     r.fail("max_blocks", "(" + std::to_string(e.max_blocks) + ") is less than min_blocks (" +
                              std::to_string(e.min_blocks) + ")",
@@ -585,7 +586,7 @@ std::vector<PlannedPoint> plan_points(const Experiment& e) {
     return points;
   }
   uint64_t state = e.seed;
-  for (uint32_t b = 0; b < e.blocks; ++b) {
+  for (uint32_t b = 0; b < e.blocks + e.replacements; ++b) {
     bool control_first = (splitmix64(state) >> 63) == 0;
     for (const char* arm : control_first ? std::array{"control", "patched"} : std::array{"patched", "control"})
       points.push_back({static_cast<int>(points.size()), static_cast<int>(b), arm});

@@ -101,6 +101,12 @@ struct Experiment {
   double target_mde_pct = 5.0;     // > 0: the minimum detectable effect (%) to plan for
   uint32_t min_blocks = 3;         // >= 2
   uint32_t max_blocks = 12;        // >= min_blocks, <= 100
+  // confirm: a block left out of the analysis (a failed point, a point disturbed throughout)
+  // is replaced by a new block at the end of the plan, at most this many times a run. The
+  // looks count whole blocks, and dropping does not depend on the measured effect, so the
+  // boundaries stay valid; replacements keep the power the run was sized for.
+  uint32_t replacement_blocks = 2;  // <= 100
+  uint32_t replacements = 0;        // of a run: blocks added so far (its plan records them)
   uint32_t point_timeout_s = 900;  // one point (boot + all workloads) must finish within
   std::string governor;            // cpufreq governor for the pinned CPU during points; "" leaves it
   // What a round is timed with (evidence/clock.hpp names what was used): "time" is wall

@@ -85,9 +85,11 @@ json plan_json(const experiment::Experiment& e, const std::vector<experiment::Pl
   for (auto& p : plan) points.push_back({{"point", p.index}, {"block", p.block}, {"arm", p.arm}});
   json workloads = json::array();
   for (auto& w : e.workloads) workloads.push_back(w.id());
-  return {{"scheme", e.scheme},  {"points", points},        {"rounds", e.rounds},
-          {"warmup_rounds", e.warmup_rounds}, {"seed", e.seed}, {"blocks", e.blocks},
-          {"cpu", e.cpu},        {"workloads", workloads}};
+  json out{{"scheme", e.scheme},  {"points", points},        {"rounds", e.rounds},
+           {"warmup_rounds", e.warmup_rounds}, {"seed", e.seed}, {"blocks", e.blocks},
+           {"cpu", e.cpu},        {"workloads", workloads}};
+  if (e.replacements > 0) out["replacements"] = e.replacements;  // blocks added for dropped ones
+  return out;
 }
 
 // The 1-minute load average the host had when a point started (/proc/loadavg's first field).
@@ -251,6 +253,11 @@ void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const 
       throw damaged(fmt::format("its plan has {} blocks, outside the experiment's {} to {}", blocks, e.min_blocks,
                                 e.max_blocks));
     e.blocks = static_cast<uint32_t>(blocks);
+    auto added = b.plan.value("replacements", json(0u));
+    if (!added.is_number_unsigned() || added.get<uint64_t>() > e.replacement_blocks)
+      throw damaged(fmt::format("its plan's replacements ({}) are not 0 to the experiment's replacement_blocks {}",
+                                added.dump(), e.replacement_blocks));
+    e.replacements = added.get<uint32_t>();
   }
   auto plan = experiment::plan_points(e);
   if (b.plan != plan_json(e, plan)) throw damaged("its plan is not the one its experiment gives");
@@ -381,6 +388,13 @@ json size_confirm_run(experiment::Experiment& e, const evidence::Bundle& bundle)
   return sizing;
 }
 
+// The most blocks any workload's analysis left out (a failed point, one disturbed throughout).
+uint32_t most_blocks_dropped(const evidence::Analysis& a) {
+  size_t most = 0;
+  for (auto& w : a.workloads) most = std::max(most, w.blocks_dropped.size());
+  return static_cast<uint32_t>(most);
+}
+
 // Whether every workload is decided: nothing left that more blocks could settle.
 bool all_decided(const evidence::Analysis& a) {
   return !a.workloads.empty() && a.verdict != "INCONCLUSIVE" &&
@@ -486,6 +500,7 @@ int run(const RunOptions& o) {
   if (e.scheme == "confirm") {
     if (o.resume) {
       e.blocks = bundle.plan.value("blocks", e.blocks);  // the size chosen when the run began (checked)
+      e.replacements = bundle.plan.value("replacements", 0u);
     } else {
       bundle.extra["sizing"] = size_confirm_run(e, bundle);
       say("confirm: " + bundle.extra["sizing"]["reason"].get<std::string>());
@@ -501,7 +516,8 @@ int run(const RunOptions& o) {
 
   progress.plan(std::min(plan.size(), bundle.points.size()), e.scheme == "confirm");
   bool stopped_now = false;
-  for (auto& planned : plan) {
+  for (size_t next = 0; next < plan.size(); ++next) {  // the plan grows when a block is replaced
+    const auto planned = plan[next];
     if (static_cast<size_t>(planned.index) >= bundle.points.size()) break;  // stopped early: decided
     auto& point = bundle.points.at(planned.index);
     // After a kernel switch the same run goes on: its failed points stay failed (and stop it
@@ -573,26 +589,44 @@ int run(const RunOptions& o) {
                                  {"blocks_planned", e.blocks},
                                  {"early", true},
                                  {"reason", fmt::format("every workload was decided after {} of {} blocks",
-                                                        blocks_done, e.blocks)}};
+                                                        blocks_done, e.blocks + e.replacements)}};
       std::erase_if(bundle.points, [&](auto& p) { return p.block > planned.block && p.status == "pending"; });
       stopped_now = true;
       say("stopping: " + bundle.extra["stopped"]["reason"].get<std::string>());
       break;
+    }
+    // A block left out is replaced at the end while the budget lasts, unless nothing is left to decide.
+    if (e.scheme == "confirm" && block_done && bundle.analysis && !all_decided(*bundle.analysis)) {
+      const auto dropped = most_blocks_dropped(*bundle.analysis);
+      if (dropped > e.replacements && e.replacements < e.replacement_blocks) {
+        const auto added = std::min(dropped, e.replacement_blocks) - e.replacements;
+        e.replacements += added;
+        plan = experiment::plan_points(e);
+        bundle.plan = plan_json(e, plan);
+        for (size_t i = bundle.points.size(); i < plan.size(); ++i) bundle.points.push_back(pending_point(plan[i]));
+        write_bundle(bundle, o.out_dir);
+        progress.plan(plan.size(), true);
+        say(fmt::format("{} block(s) left out so far: {} more added at the end ({} of replacement_blocks = {})",
+                        dropped, added, e.replacements, e.replacement_blocks));
+      }
     }
   }
   const bool stopped_before = stopped_early(bundle);
   if (e.scheme == "confirm" && !stopped_now && !stopped_before) {
     int blocks_run = 0;
     for (auto& p : bundle.points) blocks_run = std::max(blocks_run, p.status == "pending" ? 0 : p.block + 1);
+    const auto planned = static_cast<int>(e.blocks + e.replacements);
+    const auto replaced =
+        e.replacements > 0 ? fmt::format(" ({} replacing blocks left out)", e.replacements) : std::string();
     bundle.extra["stopped"] = {
         {"blocks_run", blocks_run},
         {"blocks_planned", e.blocks},
-        {"reason", blocks_run < static_cast<int>(e.blocks)
-                       ? fmt::format("stopped after {} of {} blocks by a failed point", blocks_run, e.blocks)
+        {"reason", blocks_run < planned
+                       ? fmt::format("stopped after {} of {} blocks by a failed point", blocks_run, planned)
                    : bundle.analysis && all_decided(*bundle.analysis)
-                       ? fmt::format("every workload was decided after all {} planned blocks", e.blocks)
-                       : fmt::format("all {} planned blocks ran (the cap) and some workload is still undecided",
-                                     e.blocks)}};
+                       ? fmt::format("every workload was decided after all {} planned blocks{}", planned, replaced)
+                       : fmt::format("all {} planned blocks{} ran (the cap) and some workload is still undecided",
+                                     planned, replaced)}};
   }
 
   progress.finished();

@@ -94,6 +94,8 @@ void Builder::inference_line(const WorkloadAnalysis& w) {
                                ratio_percent(w.hodges_lehmann->estimate),
                                ci_phrase(*w.hodges_lehmann)));
   if (w.ratio_ci90) more.push_back(ci_phrase(*w.ratio_ci90) + " (equivalence)");
+  if (w.adjusted_ratio)
+    more.push_back("median-unbiased for the early stop " + ratio_percent(*w.adjusted_ratio) + " (judges materiality)");
   if (w.bootstrap_ci)
     more.push_back("bootstrap " + ci_phrase(*w.bootstrap_ci) + " (descriptive, not the decision)");
   if (w.sd_log_ratio)

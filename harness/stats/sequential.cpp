@@ -302,6 +302,65 @@ SimulatedRuns simulate_runs(const SequentialDesign& design, const SequentialBoun
   return out;
 }
 
+double median_unbiased_log(const SequentialDesign& design, const SequentialBoundaries& boundaries, int k,
+                           double estimate_log, double sd, int paths) {
+  check(design);
+  if (k < design.min_blocks || k > design.max_blocks || !(sd > 0) || !std::isfinite(estimate_log) || paths < 100)
+    throw std::invalid_argument("median_unbiased_log: needs min_blocks <= k <= max_blocks, sd > 0, 100+ paths");
+  if (boundaries.min_blocks != design.min_blocks ||
+      boundaries.change.size() < static_cast<std::size_t>(k - design.min_blocks + 1))
+    throw std::invalid_argument("median_unbiased_log: boundaries of another design");
+  // At the first look no earlier look could have stopped: the estimate is median-unbiased.
+  if (k == design.min_blocks) return estimate_log;
+  // Per path and look j = 1..k, the mean and the sd / sqrt(j) of j standard normal draws:
+  // a path's block log ratios under effect theta are theta + sd * draw, so its estimate at
+  // look j is theta + sd * mean_j and its standard error sd * scaled_sd_j.
+  const std::size_t n = static_cast<std::size_t>(paths), looks = static_cast<std::size_t>(k);
+  std::vector<double> means(n * looks), ses(n * looks);
+  Xoshiro256 rng(0x6d65646961'6e5f75ULL);  // fixed: the same draws for every call
+  for (std::size_t i = 0; i < n; ++i) {
+    double mean_j = 0, m2 = 0;
+    for (std::size_t j = 1; j <= looks; ++j) {
+      const double x = normal_draw(rng), step = x - mean_j;
+      mean_j += step / static_cast<double>(j);
+      m2 += step * (x - mean_j);
+      means[i * looks + j - 1] = mean_j;
+      ses[i * looks + j - 1] = j > 1 ? std::sqrt(m2 / static_cast<double>(j - 1) / static_cast<double>(j)) : 0;
+    }
+  }
+  const double up = estimate_log >= 0 ? 1 : -1;  // the direction of the observed change
+  const double band_lo = std::log1p(-design.material_pct / 100), band_hi = std::log1p(design.material_pct / 100);
+  // The share of paths at least as extreme as the observation, in the stagewise order.
+  auto beyond = [&](double theta) {
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      bool stopped = false, extreme = false;
+      for (int j = design.min_blocks; j < k && !stopped; ++j) {
+        const std::size_t at = i * looks + static_cast<std::size_t>(j - 1);
+        const double est = theta + sd * means[at], se = sd * ses[at];
+        const std::size_t b = static_cast<std::size_t>(j - design.min_blocks);
+        const double c = boundaries.change[b], ce = boundaries.equivalence[b];
+        if (est - c * se > 0 || est + c * se < 0) {
+          stopped = true;
+          extreme = up * est > 0;
+        } else if (est - ce * se > band_lo && est + ce * se < band_hi) {
+          stopped = true;
+        }
+      }
+      if (!stopped) extreme = up * (theta + sd * means[i * looks + looks - 1]) >= up * estimate_log;
+      count += extreme;
+    }
+    return static_cast<double>(count) / static_cast<double>(n);
+  };
+  double lo = estimate_log - 10 * sd, hi = estimate_log + 10 * sd;
+  for (int i = 0; i < 36; ++i) {  // to 20 sd / 2^36: far below the simulation's own error
+    const double mid = lo + (hi - lo) / 2;
+    // Larger effects make more paths extreme upwards, fewer downwards.
+    ((beyond(mid) < 0.5) == (up > 0) ? lo : hi) = mid;
+  }
+  return lo + (hi - lo) / 2;
+}
+
 const SequentialBoundaries& cached_boundaries(const SequentialDesign& design) {
   static std::mutex mutex;
   static std::map<std::tuple<int, int, double, int>, SequentialBoundaries> cache;

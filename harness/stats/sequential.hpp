@@ -114,13 +114,29 @@ LookResult look(const SequentialDesign& design, const SequentialBoundaries& boun
 // The same, computing the boundaries (well under a second; cache them when looking often).
 LookResult look(const SequentialDesign& design, std::span<const double> block_log_ratios);
 
+// The median-unbiased estimate of an effect whose Change was decided at the look after k
+// blocks with mean block log ratio `estimate_log` (Jennison & Turnbull 8.5, stagewise
+// ordering). Stopping at the first decisive look inflates the estimate: a run stops early
+// when its blocks happen to overshoot (a true +3% read as +5.8% on average where it stops).
+// Outcomes more extreme than the observed one are the runs that stop for a change in the
+// same direction at an earlier look, and those still running at look k whose estimate lies
+// beyond it; the adjusted estimate is the effect under which they are half of all runs.
+// Found by bisection over seeded simulations of this design's own looks (`paths` runs of
+// normal block log ratios with sd `sd_block_log_ratio`, the run's observed sd; the same
+// draws for every effect tried, so the answer is a deterministic function of its inputs).
+// A change decided at the first look is left as it is (nothing earlier could have stopped
+// the run); the later the look, the more runs stopped before it. Throws
+// std::invalid_argument unless min_blocks <= k <= max_blocks and sd > 0.
+double median_unbiased_log(const SequentialDesign& design, const SequentialBoundaries& boundaries, int k,
+                           double estimate_log, double sd_block_log_ratio, int paths = 8000);
+
 // Simulated runs of the whole procedure: each block gives every workload a normal
 // d_i = effects_log[w] + sd * N(0, 1); every undecided workload is looked at after each
 // block from min_blocks; the run stops when all are decided or at max_blocks. Seeded.
 struct SimulatedRuns {
   double mean_blocks = 0;              // expected number of blocks per run
   std::vector<double> change_rate;     // per workload: share of runs that called a Change
-  std::vector<double> material_rate;   // per workload: ... a material Change
+  std::vector<double> material_rate;   // per workload: ... a material Change (unadjusted estimate)
   double any_material_change_rate = 0; // share of runs with a material Change on any workload
 };
 SimulatedRuns simulate_runs(const SequentialDesign& design, const SequentialBoundaries& boundaries,

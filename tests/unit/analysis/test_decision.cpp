@@ -8,6 +8,8 @@
 #include "analysis/analyze.hpp"
 #include "analysis/blocks.hpp"
 #include "analysis/decision.hpp"
+#include "analysis/inference.hpp"
+#include "analysis/verdict.hpp"
 #include "analysis/samples.hpp"
 #include "stats/noncentral_t.hpp"
 #include "stats/power.hpp"
@@ -245,7 +247,7 @@ TEST_CASE("MDE and blocks needed are the sequential design's own, and hold in si
   CHECK(*r.blocks_needed > fixed_blocks);
 }
 
-TEST_CASE("a run planned on a calibration's upper 80% bound reaches its power; on the estimate it mostly does not (seeded)",
+TEST_CASE("a run planned on a calibration's upper 80% bound reaches its power, on the estimate it mostly does not (seeded)",
           "[analysis]") {
   // A calibration measures 6 control points; a block ratio's true spread is sqrt(2) times a
   // point's. Plans for a 5% change, three workloads, judged by the power the plan truly has.
@@ -273,4 +275,46 @@ TEST_CASE("a run planned on a calibration's upper 80% bound reaches its power; o
               kPoints, double(short_estimate) / kPlans, double(short_bound) / kPlans, kPlans);
   CHECK(short_estimate > kPlans / 3);
   CHECK(short_bound <= kPlans / 4);  // 20% by construction of the bound
+}
+
+TEST_CASE("a change decided at a later look is judged material on its median-unbiased estimate", "[analysis]") {
+  // Six blocks whose t just crosses the last look's boundary of the main job's design (and
+  // no earlier one): the estimate, +5.18%, is material (5%) read as it is, but runs that
+  // went on to the last look are the ones whose blocks overshot.
+  const ks::stats::SequentialDesign design{.min_blocks = 3, .max_blocks = 6, .alpha = 0.05, .workloads = 3,
+                                           .material_pct = 5};
+  const double c6 = ks::stats::cached_boundaries(design).change[3];
+  const std::vector<double> z{1.25, -1.25, 0.75, -0.75, 0.25, -0.25};  // mean 0, every prefix near it
+  const double sd_z = ks::stats::sample_stddev(z), m = 0.0505;
+  const double s = m / (1.02 * c6) * std::sqrt(6.0) / sd_z;  // t = m / (s sd_z / sqrt 6) = 1.02 c6
+  std::vector<double> d;
+  for (double v : z) d.push_back(m + s * v);
+  analysis::DecisionOptions o;
+  o.material_pct = 5;
+  o.sequential = design;
+  const auto r = analysis::decide_paired(d, o);
+  REQUIRE(r.claim == analysis::Claim::change);
+  REQUIRE(r.adjusted_log);
+  std::printf("decided at look 6: estimate %+.2f%%, median-unbiased %+.2f%%\n", 100 * std::expm1(m),
+              100 * std::expm1(*r.adjusted_log));
+  CHECK(*r.adjusted_log < m - 0.002);
+  CHECK(*r.adjusted_log > 0);
+  CHECK(std::expm1(*r.adjusted_log) < 0.05);
+
+  // The verdict: a regression (the interval excludes 1) that is not material, saying why.
+  ks::evidence::WorkloadAnalysis w;
+  w.workload = "clone";
+  analysis::fill_decision(w, r);
+  REQUIRE(w.adjusted_ratio);
+  analysis::Options options;
+  options.material_pct = 5;
+  analysis::decide(w, r, true, options);
+  CHECK(w.verdict == "REGRESSION");
+  CHECK_FALSE(w.material);
+  CHECK(std::any_of(w.notes.begin(), w.notes.end(),
+                    [](auto& n) { return n.find("median-unbiased for stopping there it is") != std::string::npos; }));
+
+  // A fixed-sample decision has nothing to adjust.
+  o.sequential.reset();
+  CHECK_FALSE(analysis::decide_paired(d, o).adjusted_log);
 }

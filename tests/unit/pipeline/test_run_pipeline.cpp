@@ -299,6 +299,54 @@ TEST_CASE("run: with continue_on_failure the run goes on, a confirm run drops th
   CHECK(code != kExitRegression);
 }
 
+TEST_CASE("run: a confirm run replaces the blocks it left out, within replacement_blocks (issue 26)") {
+  // Four blocks, no early stop before the last; the control points of blocks 1 and 2 fail
+  // (a failed patched point would make the run INVALID: nothing left to replace for).
+  auto experiment = confirm_experiment();
+  experiment["min_blocks"] = 4;
+  experiment["max_blocks"] = 4;
+  FakeOptions options;
+  for (auto& p : experiment::plan_points(experiment::parse(experiment)))
+    if (p.arm == "control" && (p.block == 1 || p.block == 2)) options.faults[p.index] = Fault::fail;
+  REQUIRE(options.faults.size() == 2);
+  for (int budget : {2, 1, 0}) {
+    DYNAMIC_SECTION("replacement_blocks " << budget) {
+      experiment["replacement_blocks"] = budget;
+      Run run(experiment);
+      auto backend = fake(options);
+      const int code = run(backend);
+      auto b = run.bundle();
+      CHECK(b.plan["blocks"] == 4);  // the design's cap is what it was sized for
+      CHECK(b.plan.value("replacements", 0) == budget);
+      CHECK(b.points.size() == static_cast<size_t>(2 * (4 + budget)));
+      CHECK(backend->points_run.size() == b.points.size());
+      CHECK(b.points.back().block == 3 + budget);
+      for (auto* id : {"clone", "dedupe"}) {
+        auto& w = workload(b, id);
+        CHECK(w.blocks_dropped.size() == 2);
+        CHECK(w.block_ratios.size() == static_cast<size_t>(2 + budget));  // whole blocks: back to 4 at budget 2
+      }
+      CHECK(code == analysis::exit_code_for(b));
+      CHECK(pipeline::check_recomputation(nlohmann::json::parse(read_file(run.out / "bundle.json")), b).empty());
+      if (budget > 0) CHECK_THAT(b.extra["stopped"]["reason"].get<std::string>(), Catch::Contains("replacing"));
+
+      // Resumed, the run reruns its failed points and keeps the grown plan: whole blocks
+      // beyond the design's cap are left out of the looks, and validate still agrees.
+      const int resumed = run(fake(), /*resume=*/true);
+      CHECK(resumed != kExitBadInput);
+      CHECK(resumed != kExitInternal);
+      b = run.bundle();
+      CHECK(b.plan.value("replacements", 0) == budget);
+      CHECK(workload(b, "clone").block_ratios.size() == static_cast<size_t>(4 + budget));
+      CHECK(pipeline::check_recomputation(nlohmann::json::parse(read_file(run.out / "bundle.json")), b).empty());
+      auto bundle_json = nlohmann::json::parse(read_file(run.out / "bundle.json"));
+      bundle_json["plan"]["replacements"] = budget + 1;
+      write_file(run.out / "bundle.json", bundle_json.dump());
+      CHECK_THROWS_WITH(run(fake(), /*resume=*/true), Catch::Contains("replacement"));
+    }
+  }
+}
+
 TEST_CASE("run: an exception inside a point fails that point after its cleanups ran") {
   auto j = screen_experiment();
   const bool go_on = GENERATE(true, false);
