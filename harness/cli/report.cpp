@@ -7,13 +7,34 @@
 
 namespace ks::cli {
 
+namespace {
+
+// "name@domain" or "Name <name@domain>": what the reply's From/To/Cc options take.
+const CLI::Validator kAddress(
+    [](std::string& value) -> std::string {
+      const auto lt = value.rfind('<');
+      const std::string address =
+          lt != std::string::npos && value.back() == '>' ? value.substr(lt + 1, value.size() - lt - 2) : value;
+      return report::clean_address(address).empty() ? "not a mail address (name@domain or \"Name <name@domain>\")"
+                                                    : std::string();
+    },
+    "ADDRESS");
+
+}  // namespace
+
 void add_reply_options(CLI::App* cmd, report::Options& reply) {
   cmd->add_option("--tested-by", reply.tester,
                   "\"Name <email>\" of who ran it: the reply carries Tested-by: when the verdict is "
                   "NO_CHANGE or IMPROVEMENT, Reported-by: for a REGRESSION, neither otherwise");
   cmd->add_option("--in-reply-to", reply.in_reply_to,
-                  "MESSAGE-ID of the thread the reply answers (Link: https://lore.kernel.org/r/ID and "
-                  "the git send-email line); default: the Message-ID of the patch, when it came from a mailbox");
+                  "MESSAGE-ID of the thread the reply answers (its In-Reply-To: and Closes: "
+                  "https://lore.kernel.org/r/ID); default: the Message-ID of the patch, when it came from a mailbox");
+  cmd->add_option("--from", reply.from, "\"Name <email>\" the reply is from (default: --tested-by)")->check(kAddress);
+  cmd->add_option("--to", reply.to, "address the reply goes to (repeatable; default: the patch's author)")
+      ->check(kAddress);
+  cmd->add_option("--cc", reply.cc,
+                  "address the reply is copied to (repeatable; default: the patch mail's To: and Cc:, the list among them)")
+      ->check(kAddress);
 }
 
 void set_report_command(CLI::App& app, Context& context) {
@@ -24,8 +45,9 @@ void set_report_command(CLI::App& app, Context& context) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("bundle", args->bundle, "bundle.json or bundle.json.gz")->required();
-  cmd->add_option("--format", args->format, "text | markdown | html | json")
-      ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
+  cmd->add_option("--format", args->format,
+                  "text | markdown | html | json | eml (the reply as a MIME mail with the bundle attached)")
+      ->check(CLI::IsMember({"text", "markdown", "html", "json", "eml"}));
   add_reply_options(cmd, args->reply);
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");

@@ -453,6 +453,8 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     p.author = header("from");
     p.date = header("date");
     p.message_id = header("message-id");
+    p.to = header("to");
+    p.cc = header("cc");
     p.text = body;
     if (!p.text.empty() && p.text.back() != '\n') p.text += '\n';
     p.sha256 = sha256_hex(p.text);
@@ -537,8 +539,8 @@ std::string describe_patch_failure(std::string_view output) {
 nlohmann::json to_json(const Patch& p) {
   return {{"file", p.file},       {"file_sha256", p.file_sha256}, {"index", p.index},
           {"count", p.count},     {"subject", p.subject},         {"author", p.author},
-          {"date", p.date},       {"message_id", p.message_id},   {"sha256", p.sha256},
-          {"files", p.files}};
+          {"date", p.date},       {"message_id", p.message_id},   {"to", p.to},
+          {"cc", p.cc},           {"sha256", p.sha256},           {"files", p.files}};
 }
 
 nlohmann::json to_json(const CoverLetter& c) {

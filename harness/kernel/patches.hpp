@@ -21,6 +21,7 @@ struct Patch {
   std::string author;       // From:
   std::string date;         // Date:
   std::string message_id;   // "<...@...>", empty for a plain diff or a format-patch file
+  std::string to, cc;       // To: and Cc: as the mail had them (decoded, one line): whom a reply goes to
   std::string text;         // exactly what is fed to `patch -p1` (decoded message body)
   std::string sha256;       // SHA-256 of `text`
   std::vector<std::string> files;  // paths the diff touches (see touched_files)

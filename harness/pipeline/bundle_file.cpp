@@ -96,7 +96,9 @@ void write_compressed_bundle(const std::filesystem::path& path, const std::strin
 std::optional<report::Attachment> bundle_attachment(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  return report::Attachment{path.filename().string(), std::filesystem::file_size(path), sha256_file(path)};
+  auto content = read_regular_file(path, kMaxInputBytes, Links::follow);
+  if (!content) return std::nullopt;
+  return report::Attachment{path.filename().string(), content->size(), sha256_hex(*content), std::move(*content)};
 }
 
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin) {

@@ -158,6 +158,7 @@ void write_reports(const evidence::Bundle& bundle, const fs::path& dir, const re
   write_file_atomic(dir / "report.txt", report::text(bundle, ro));
   write_file_atomic(dir / "report.md", report::markdown(bundle, ro));
   write_file_atomic(dir / "report.html", report::html(bundle, ro));
+  if (auto mail = report::mail(bundle, ro)) write_file_atomic(dir / "reply.eml", *mail);
 }
 
 evidence::Point pending_point(const experiment::PlannedPoint& p) {

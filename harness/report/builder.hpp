@@ -138,6 +138,7 @@ class Builder {
   std::string thread_id() const;
   void reply();
   std::string reply_summary() const;
+  std::string reply_table() const;
 };
 
 }  // namespace ks::report::detail

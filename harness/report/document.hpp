@@ -2,6 +2,7 @@
 // What a report says, decided once: a list of blocks (headings, sentences, tables, ...).
 // text.cpp, markdown.cpp and html.cpp only decide how it looks. Pure.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,11 +59,21 @@ struct WorkloadVerdict {
   std::string line;  // the verdict line
 };
 
+// The reply to the patch's thread (reply.cpp): the text views show it, mail() sends it.
+struct ReplyMail {
+  std::string subject;              // "Re: ...", one line
+  std::string in_reply_to;          // the bare Message-ID it answers
+  std::string from;                 // "Name <a@b>", or "" (the mailer fills it in)
+  std::vector<std::string> to, cc;  // bare addresses
+  std::string body;                 // the text: quote, summary, table, where, attachment, trailers
+};
+
 struct Document {
   std::string title;
   std::string verdict;
   std::vector<WorkloadVerdict> workloads;
   std::vector<Block> blocks;
+  std::optional<ReplyMail> reply;  // when the run answers a thread
 };
 
 Document build_document(const evidence::Bundle& bundle, const Options& options);

@@ -54,6 +54,43 @@ std::string address_of(const std::string& author) {
   return author.find('@') != std::string::npos ? author : "";
 }
 
+
+
+// The bare addresses of an address-list header ("A <a@x>, \"B, C\" <b@x>, c@x (C)"):
+// split at commas outside quotes, angle brackets and comments; what lacks an @ or holds
+// a space or a control character is left out.
+std::vector<std::string> addresses_in(const std::string& header) {
+  std::vector<std::string> items(1);
+  bool quoted = false;
+  int angle = 0, comment = 0;
+  for (char c : header) {
+    if (c == '"' && comment == 0) quoted = !quoted;
+    if (!quoted) {
+      angle += c == '<' ? 1 : c == '>' && angle > 0 ? -1 : 0;
+      comment += c == '(' ? 1 : c == ')' && comment > 0 ? -1 : 0;
+      if (c == ',' && angle == 0 && comment == 0) {
+        items.emplace_back();
+        continue;
+      }
+    }
+    items.back() += c;
+  }
+  std::vector<std::string> out;
+  for (auto& item : items) {
+    std::string a = address_of(item);
+    if (auto paren = a.find('('); paren != std::string::npos) a.erase(paren);  // "c@x (C)"
+    if (a = clean_address(a); !a.empty()) out.push_back(a);
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool starts_with_re(const std::string& subject) { return subject.size() >= 3 && lower(subject.substr(0, 3)) == "re:"; }
+
 }  // namespace
 
 std::string Builder::thread_id() const {
@@ -69,58 +106,127 @@ void Builder::reply() {
     if (!first_of(p, {"message_id"}).empty()) quoted.push_back(p);
   const std::string thread = thread_id();
   if (thread.empty()) return;
-  heading("Reply");
-  // The block is a mail git send-email can send: headers, a blank line, the body.
-  std::string subject;
+  ReplyMail mail;
+  mail.in_reply_to = thread;
   for (auto& p : patches(patched_))
-    if (subject.empty()) subject = one_line(first_of(p, {"subject"}));
-  std::string out = "--- reply (save from the next line on as reply.eml) ---\n";
-  if (!subject.empty()) out += wrap("Re: " + subject, kTextWidth, "Subject: ", " ") + "\n";
-  out += "In-Reply-To: <" + thread + ">\nReferences: <" + thread + ">\n\n";
+    if (mail.subject.empty()) mail.subject = one_line(first_of(p, {"subject"}));
+  if (!mail.subject.empty() && !starts_with_re(mail.subject)) mail.subject = "Re: " + mail.subject;
+  mail.from = one_line(options_.from.empty() ? options_.tester : options_.from);
+  // Whom it goes to: the command line's, else the patch's author, and everyone the patch
+  // mail went to (the list) on Cc: the reply stays in the thread.
+  const std::string from = address_of(mail.from);
+  auto add = [&](std::vector<std::string>& list, std::string address) {
+    address = clean_address(address);
+    auto same = [&](const std::string& a) { return lower(a) == lower(address); };
+    if (address.empty() || same(from) || std::any_of(mail.to.begin(), mail.to.end(), same) ||
+        std::any_of(mail.cc.begin(), mail.cc.end(), same))
+      return;
+    list.push_back(address);
+  };
+  for (auto& a : options_.to) add(mail.to, address_of(a));
+  for (auto& a : options_.cc) add(mail.cc, address_of(a));
+  if (options_.to.empty() && !quoted.empty()) add(mail.to, address_of(first_of(quoted[0], {"author"})));
+  if (options_.cc.empty())
+    for (auto& p : quoted)
+      for (const char* field : {"to", "cc"})
+        for (auto& a : addresses_in(first_of(p, {field}))) add(mail.cc, a);
+
+  std::string body;
   for (size_t i = 0; i < quoted.size(); ++i) {
     auto& p = quoted[i];
     std::string date = one_line(first_of(p, {"date"}));
     std::string author = one_line(display_name(first_of(p, {"author"})));
-    if (i > 0) out += "\n";
+    if (i > 0) body += "\n";
     if (!date.empty() && !author.empty())
-      out += wrap("On " + date + ", " + author + " wrote:", kTextWidth) + "\n";
+      body += wrap("On " + date + ", " + author + " wrote:", kTextWidth) + "\n";
     else if (!author.empty())
-      out += author + " wrote:\n";
+      body += author + " wrote:\n";
     std::string patch_subject = one_line(first_of(p, {"subject"}));
-    if (!patch_subject.empty()) out += wrap(patch_subject, kTextWidth, "> Subject: ", ">   ") + "\n";
-    out += "> Message-ID: <" + bare_message_id(first_of(p, {"message_id"})) + ">\n";
+    if (!patch_subject.empty()) body += wrap(patch_subject, kTextWidth, "> Subject: ", ">   ") + "\n";
+    body += "> Message-ID: <" + bare_message_id(first_of(p, {"message_id"})) + ">\n";
   }
-  out += (quoted.empty() ? "" : "\n") + wrap(reply_summary(), kReplyWidth) + "\n";
+  body += (quoted.empty() ? "" : "\n") + wrap(reply_summary(), kReplyWidth) + "\n";
+  if (auto table = reply_table(); !table.empty()) body += "\n" + table;
+  std::string where;
+  for (auto [key, value] : {std::pair{"Backend", backend_line()}, {"Clock", clock_line()}, {"Kernels", kernels()},
+                            {"Source", source_line()}, {"Machine", machine_line()}})
+    if (!value.empty()) where += wrap(value, kReplyWidth, std::string(key) + ": ", "  ") + "\n";
+  if (!where.empty()) body += "\n" + where;
   if (options_.attachment) {
     auto& a = *options_.attachment;
-    out += "\n" + wrap(fmt::format("The evidence bundle is attached as {} ({} bytes); "
-                                   "`ksandwich validate {}` recomputes every figure above from it.",
-                                   a.name, thousands(a.bytes), a.name),
-                       kReplyWidth) +
-           "\nSHA-256: " + a.sha256 + "\n";
+    body += "\n" + wrap(fmt::format("The evidence bundle is attached as {} ({} bytes); "
+                                    "`ksandwich validate {}` recomputes every figure above from it.",
+                                    a.name, thousands(a.bytes), a.name),
+                        kReplyWidth) +
+            "\nSHA-256: " + a.sha256 + "\n";
   }
   auto allowed = trailers_for(b_.verdict);
-  std::string tags;
   const std::string tester = one_line(options_.tester);
+  std::string tags;
   if (!tester.empty() && allowed.tested_by) tags += "Tested-by: " + tester + "\n";
-  if (!tester.empty() && allowed.reported_by) tags += "Reported-by: " + tester + "\n";
-  if (allowed.reported_by) tags += "Link: https://lore.kernel.org/r/" + thread + "\n";
-  if (!tags.empty()) out += "\n" + tags;
-  preformatted(out, "ks-reply");
+  // A regression in the 0-day robot's form: b4 would collect a bare Reported-by: onto the
+  // regressing patch itself, and drop a Link:.
+  if (allowed.reported_by)
+    tags += "If you fix the issue in a separate patch/commit, kindly add:\n" +
+            (tester.empty() ? std::string() : "| Reported-by: " + tester + "\n") +
+            "| Closes: https://lore.kernel.org/r/" + thread + "\n";
+  if (!tags.empty()) body += "\n" + tags;
+  mail.body = printable_lines(body);  // bundle text (a machine's name, a workload's) sent as it is
 
-  // How to send it: not part of the mail. Pasted into a shell, so every value is quoted.
-  std::string to;
-  if (!quoted.empty())
-    if (auto address = one_line(address_of(first_of(quoted[0], {"author"}))); !address.empty())
-      to = " --to=" + shell_quote(address);
-  std::string send = "  git send-email \\\n    --in-reply-to=" + shell_quote("<" + thread + ">") + " \\\n";
-  if (!to.empty()) send += "   " + to + " \\\n";
-  paragraph("To send it in the thread, save the block above as reply.eml and run:", "ks-send");
-  preformatted(send + "    reply.eml\n", "ks-send-command");
-  if (options_.attachment)
-    paragraph("git send-email sends text only: attach " + options_.attachment->name +
-                  " from a mail client, or publish it and give its address instead.",
-              "ks-send");
+  heading("Reply");
+  std::string shown = options_.attachment ? "--- reply (reply.eml beside the report; the bundle is attached there) ---\n"
+                                          : "--- reply (reply.eml beside the report) ---\n";
+  if (!mail.from.empty()) shown += wrap(mail.from, kTextWidth, "From: ", " ") + "\n";
+  if (!mail.to.empty()) shown += wrap(join(mail.to, ", "), kTextWidth, "To: ", " ") + "\n";
+  if (!mail.cc.empty()) shown += wrap(join(mail.cc, ", "), kTextWidth, "Cc: ", " ") + "\n";
+  if (!mail.subject.empty()) shown += wrap(mail.subject, kTextWidth, "Subject: ", " ") + "\n";
+  shown += "In-Reply-To: <" + thread + ">\nReferences: <" + thread + ">\n\n" + body;
+  preformatted(shown, "ks-reply");
+  // Only a Message-ID a header can carry makes a mail (the text above shows what there is).
+  const bool sendable = thread.size() <= 250 && thread.find('@') != std::string::npos &&
+                        std::all_of(thread.begin(), thread.end(), [](unsigned char c) {
+                          return c > ' ' && c < 0x7f && c != '<' && c != '>';
+                        });
+  if (!sendable) {
+    paragraph("The Message-ID is not one a mail header can carry: no reply.eml.", "ks-send");
+    return;
+  }
+  paragraph(std::string("reply.eml (`ksandwich report BUNDLE --format eml` writes it again) is this reply as a MIME mail") +
+                (options_.attachment ? " with the bundle attached" : "") +
+                ": send it with `sendmail -oi -t < reply.eml` or `msmtp -t < reply.eml`, or edit it first with "
+                "`mutt -H reply.eml`.",
+            "ks-send");
+  doc_.reply = std::move(mail);
+}
+
+// Per workload, LKP's shape: control mean +-%stddev, %change, patched mean +-%stddev over
+// the points' best rounds (what the verdict reads), within 72 columns.
+std::string Builder::reply_table() const {
+  if (!b_.analysis || b_.analysis->workloads.empty()) return "";
+  auto arm_figures = [&](const WorkloadAnalysis& w, const std::string& arm) -> std::pair<double, double> {
+    std::vector<double> best;
+    for (auto& p : w.points)
+      if (p.arm == arm) best.push_back(w.higher_is_better ? p.max : p.min);
+    if (best.empty()) return {std::nan(""), std::nan("")};
+    double mean = 0, ss = 0;
+    for (double v : best) mean += v / static_cast<double>(best.size());
+    for (double v : best) ss += (v - mean) * (v - mean);
+    const double sd = best.size() > 1 ? std::sqrt(ss / static_cast<double>(best.size() - 1)) : 0;
+    return {mean, mean != 0 ? 100 * sd / mean : std::nan("")};
+  };
+  auto figure = [](std::pair<double, double> f, double scale) {
+    f.first *= scale;
+    if (!std::isfinite(f.first)) return fmt::format("{:>18}", "n/a");
+    return fmt::format("{:>11} +-{:>3.0f}%", fixed(f.first, f.first >= 100 ? 0 : 2), f.second);
+  };
+  std::string out = fmt::format("{:>18} {:>9} {:>18}\n", control_, "%change", patched_);
+  for (auto& w : b_.analysis->workloads) {
+    const double change = w.ratio_ci ? 100 * (w.ratio_ci->estimate - 1) : w.delta_pct;
+    const auto unit = unit_for(w.metric, clock_);
+    out += fmt::format("{} {:>+8.1f}% {}  {} {}\n", figure(arm_figures(w, control_), unit.scale), change,
+                       figure(arm_figures(w, patched_), unit.scale), w.workload, unit.name);
+  }
+  return out;
 }
 
 std::string Builder::reply_summary() const {

@@ -10,7 +10,12 @@ std::string render(const evidence::Bundle& bundle, const std::string& format,
   if (format == "markdown") return markdown(bundle, options);
   if (format == "html") return html(bundle, options);
   if (format == "json") return json(bundle, options);
-  throw UserError("report: unknown format '" + format + "'", "use --format text, markdown, html or json");
+  if (format == "eml") {
+    if (auto m = mail(bundle, options)) return *m;
+    throw UserError("this run answers no thread: its patch came with no Message-ID",
+                    "give --in-reply-to MESSAGE-ID (the patch mail's), or run on the patch saved as a mailbox");
+  }
+  throw UserError("report: unknown format '" + format + "'", "use --format text, markdown, html, json or eml");
 }
 
 }  // namespace ks::report

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "evidence/bundle.hpp"
 
@@ -14,6 +15,7 @@ struct Attachment {
   std::string name;    // "bundle.json.gz"
   uint64_t bytes = 0;
   std::string sha256;  // hex, of the file as attached
+  std::string content; // the file's bytes, for mail(); may be left empty elsewhere
 };
 
 struct Options {
@@ -23,6 +25,10 @@ struct Options {
   // Message-ID of the thread to answer ("<id@host>" or "id@host"). Empty: the Message-ID
   // the bundle recorded for the patched arm's (first) patch, when it came from a mailbox.
   std::string in_reply_to;
+  // The reply's From: (default: tester), To: (default: the patch's author) and Cc:
+  // (default: everyone the patch mail went to, the list among them).
+  std::string from;
+  std::vector<std::string> to, cc;
   std::optional<Attachment> attachment;
 };
 
@@ -33,7 +39,18 @@ std::string html(const evidence::Bundle& bundle, const Options& options = {});
 // The report model (what the three views above render) as JSON, for scripts and CI.
 std::string json(const evidence::Bundle& bundle, const Options& options = {});
 
-// "text" | "markdown" | "html" | "json"; throws UserError for another name.
+// A bare address (local@domain, dot-atom characters only) trimmed of spaces, or "" when it
+// is not one: what a reply's To: and Cc: take, so that no value can add a recipient or a
+// header of its own.
+std::string clean_address(std::string address);
+
+// The reply as a MIME mail (RFC 5322/2045): From/To/Cc/Subject/In-Reply-To/References, the
+// text part, and options.attachment's content as a base64 part when it has any; what
+// `sendmail -t`, `msmtp -t` and `mutt -H` take. Nothing when the run answers no thread (no
+// Message-ID in the patch, no in_reply_to).
+std::optional<std::string> mail(const evidence::Bundle& bundle, const Options& options = {});
+
+// "text" | "markdown" | "html" | "json" | "eml" (mail()); throws UserError for another name.
 std::string render(const evidence::Bundle& bundle, const std::string& format,
                    const Options& options = {});
 

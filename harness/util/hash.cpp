@@ -56,4 +56,12 @@ std::string sha256_file(const std::filesystem::path& path) {
   return h.hex();
 }
 
+std::string base64(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');  // EVP_EncodeBlock adds a NUL
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 }  // namespace ks

@@ -38,6 +38,40 @@ check "every text line within 80 columns" \
 check "the reply answers the thread" grep -qF "In-Reply-To: <20260423102649.12345-1-mark@harmstone.com>" "$tmp/report.txt"
 check "the reply names the attachment's SHA-256" grep -qF "SHA-256: $(sha256sum "$bundle" | cut -d' ' -f1)" "$tmp/report.txt"
 
+# The reply as a MIME mail, as a mailer reads it: Python's email package parses it, the
+# attachment is the bundle and validates (a bundle this version judged: the shipped QEMU run).
+gzip -c "$data/bundles/qemu-confirm.json" >"$tmp/bundle.json.gz"
+"$ks" report "$tmp/bundle.json.gz" --format eml --tested-by "Jane Doe <jane@example.org>" \
+  --in-reply-to "<20260423102649.12345-1-mark@harmstone.com>" --to "Mark <mark@example.org>" \
+  --cc linux-btrfs@vger.kernel.org >"$tmp/reply.eml"
+check "report --format eml exits 0" test $? -eq 0
+check "reply.eml parses as a MIME mail with the bundle attached" python3 - "$tmp/reply.eml" "$tmp/attached.json.gz" <<'PY'
+import email, email.policy, sys
+with open(sys.argv[1], "rb") as f:
+    m = email.message_from_binary_file(f, policy=email.policy.default)
+assert m["To"] == "mark@example.org", m["To"]
+assert m["Cc"] == "linux-btrfs@vger.kernel.org", m["Cc"]
+assert m["In-Reply-To"] == "<20260423102649.12345-1-mark@harmstone.com>", m["In-Reply-To"]
+assert m["From"] == "Jane Doe <jane@example.org>", m["From"]
+assert m.is_multipart() and not m.defects, m.defects
+text = m.get_body(("plain",)).get_content()
+assert "ksandwich validate bundle.json.gz" in " ".join(text.split()), text
+attachments = list(m.iter_attachments())
+assert len(attachments) == 1 and attachments[0].get_filename() == "bundle.json.gz"
+with open(sys.argv[2], "wb") as out:
+    out.write(attachments[0].get_content())
+PY
+check "the attachment is the bundle, byte for byte" cmp -s "$tmp/bundle.json.gz" "$tmp/attached.json.gz"
+check "the attached bundle validates" "$ks" validate "$tmp/attached.json.gz"
+"$ks" report "$data/bundles/host-screen.json" --format eml >"$tmp/none.eml" 2>"$tmp/none.err"
+code=$?
+check "no thread: eml is exit 2" test "$code" -eq 2
+check "no thread: the error says how to name one" grep -q -- --in-reply-to "$tmp/none.err"
+"$ks" report "$tmp/bundle.json.gz" --format eml --in-reply-to "<x@y>" --cc "a@b, c@d" >/dev/null 2>"$tmp/cc.err"
+code=$?
+check "a --cc that is not one address is exit 2" test "$code" -eq 2
+check "  and the error says what an address is" grep -q "not a mail address" "$tmp/cc.err"
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures failed"
   exit 1

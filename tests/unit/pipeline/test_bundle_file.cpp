@@ -88,7 +88,7 @@ TEST_CASE("bundle file: real bundles render every text line within 80 columns") 
     report::Options options;
     options.tester = "Jane Doe <jane@example.org>";
     options.in_reply_to = "<20260423102649.12345-1-mark@harmstone.com>";
-    options.attachment = report::Attachment{"bundle.json.gz", 25700, std::string(64, 'f')};
+    options.attachment = report::Attachment{"bundle.json.gz", 25700, std::string(64, 'f'), ""};
     auto out = report::text(b, options);
     CHECK_THAT(out, Catch::Matchers::Contains("--- reply"));
     for (auto& line : test::lines_of(out)) {

@@ -23,6 +23,7 @@
 #include "support/temp_dir.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/hash.hpp"
 
 using namespace ks;
 using nlohmann::json;
@@ -527,6 +528,27 @@ TEST_CASE("run: confirm, a planted +20% clone regression stops early, from min_b
     auto resumed = run.bundle();
     CHECK(resumed.points.size() == points);
     CHECK(resumed.extra["stopped"]["early"] == true);
+  }
+}
+
+TEST_CASE("run: a run that answers a thread writes reply.eml with the compressed bundle attached (issue 29)") {
+  Run run(confirm_experiment());
+  auto o = run.options(fake(regression_on_clone()));
+  o.reply.in_reply_to = "<20260423102649.12345-1-mark@harmstone.com>";
+  o.reply.tester = "Jane Doe <jane@example.org>";
+  o.reply.to = {"mark@example.org"};
+  CHECK(pipeline::run(o) == kExitRegression);
+  const auto eml = read_file(run.out / "reply.eml");
+  CHECK_THAT(eml, Catch::Contains("\nTo: mark@example.org\n"));
+  CHECK_THAT(eml, Catch::Contains("\nIn-Reply-To: <20260423102649.12345-1-mark@harmstone.com>\n"));
+  CHECK_THAT(eml, Catch::Contains("| Reported-by: Jane Doe <jane@example.org>\n"));
+  const auto gz = read_file(run.out / pipeline::kCompressedBundleName);
+  CHECK_THAT(eml, Catch::Contains(ks::base64(gz.substr(0, 57)) + "\n"));
+  CHECK_THAT(eml, Catch::Contains("SHA-256: " + sha256_hex(gz)));
+  SECTION("without a thread there is none") {
+    Run plain(confirm_experiment());
+    CHECK(plain(fake()) != kExitBadInput);
+    CHECK_FALSE(fs::exists(plain.out / "reply.eml"));
   }
 }
 

@@ -34,10 +34,10 @@ TEST_CASE("markdown: headings, the audit, direct hits, verdict and reply") {
   CHECK_THAT(out, Contains("| point | arm | mean | median | stddev | %stddev | n |"));
   CHECK_THAT(out, Contains("| measured | clone | PASS |"));
   // The reply is verbatim in a fence (no escaping inside), Tested-by included.
-  CHECK_THAT(out, Contains("```text\n--- reply (save from the next line on as reply.eml) ---\n"));
+  CHECK_THAT(out, Contains("```text\n--- reply (reply.eml beside the report) ---\n"));
   CHECK_THAT(out, Contains("> Message-ID: <20260714170241.1234567-1-loemra.dev@gmail.com>\n"));
   CHECK_THAT(out, Contains("Tested-by: Jane Doe <jane@example.org>\n```\n"));
-  CHECK_THAT(out, Contains("git send-email"));
+  CHECK_THAT(out, Contains("sendmail -oi -t &lt; reply.eml"));
 }
 
 TEST_CASE("markdown: text from the bundle cannot inject HTML or break a table") {

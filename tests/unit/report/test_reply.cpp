@@ -1,9 +1,11 @@
 // The reply block follows mailing-list etiquette: b4 collects a Tested-by: from a reply onto
 // the patch, so it is given only when the patch did no harm; a regression is reported
-// (Reported-by:, Link: to the thread) with a git send-email line to answer in the thread.
+// in the 0-day robot's form (Reported-by:, Closes: the thread). The reply goes to the
+// patch's author with the list on Cc, and mail() makes it a MIME mail with the bundle attached.
 #include <catch2/catch.hpp>
 
 #include "report/report.hpp"
+#include "util/hash.hpp"
 #include "unit/report/report_test_util.hpp"
 #include "unit/report/sample_bundle.hpp"
 
@@ -39,13 +41,17 @@ TEST_CASE("reply: a REGRESSION is reported, never tested") {
   REQUIRE(b.verdict == "REGRESSION");
   auto reply = reply_of(b);
   CHECK_THAT(reply, !Contains("Tested-by:"));
-  CHECK_THAT(reply, Contains("\nReported-by: Jane Doe <jane@example.org>\n"));
-  CHECK_THAT(reply, Contains(std::string("\nLink: https://lore.kernel.org/r/") + kThread + "\n"));
-  // The mail answers the thread: headers first, so git send-email can send it as it is.
+  // b4 would collect a bare Reported-by: onto the regressing patch: the 0-day robot's form.
+  CHECK_THAT(reply, Contains("\nIf you fix the issue in a separate patch/commit, kindly add:\n"
+                             "| Reported-by: Jane Doe <jane@example.org>\n"));
+  CHECK_THAT(reply, Contains(std::string("\n| Closes: https://lore.kernel.org/r/") + kThread + "\n"));
+  CHECK_THAT(reply, !Contains("Link:"));
+  // The mail answers the thread, to the patch's author.
   CHECK_THAT(reply, Contains(std::string("\nIn-Reply-To: <") + kThread + ">\n"));
   CHECK_THAT(reply, Contains("\nSubject: Re: [PATCH v2] btrfs: replace writeback inhibition"));
-  CHECK_THAT(flat(reply), Contains(std::string("git send-email \\ --in-reply-to='<") + kThread +
-                                   ">' \\ --to='loemra.dev@gmail.com' \\ reply.eml"));
+  CHECK_THAT(reply, Contains("\nTo: loemra.dev@gmail.com\n"));
+  CHECK_THAT(reply, Contains("\nFrom: Jane Doe <jane@example.org>\n"));
+  CHECK_THAT(reply, !Contains("git send-email"));
 }
 
 TEST_CASE("reply: NO_CHANGE and IMPROVEMENT carry Tested-by, nothing else") {
@@ -54,8 +60,8 @@ TEST_CASE("reply: NO_CHANGE and IMPROVEMENT carry Tested-by, nothing else") {
     auto reply = reply_of(with_verdict(verdict));
     CHECK_THAT(reply, Contains("\nTested-by: Jane Doe <jane@example.org>\n"));
     CHECK_THAT(reply, !Contains("Reported-by:"));
-    CHECK_THAT(reply, !Contains("Link:"));
-    CHECK_THAT(reply, Contains("git send-email"));
+    CHECK_THAT(reply, !Contains("Closes:"));
+    CHECK_THAT(reply, Contains("sendmail -oi -t < reply.eml"));
   }
 }
 
@@ -66,7 +72,7 @@ TEST_CASE("reply: INVALID and INCONCLUSIVE carry no trailer at all") {
     CHECK_THAT(reply, Contains("--- reply"));
     CHECK_THAT(reply, !Contains("Tested-by:"));
     CHECK_THAT(reply, !Contains("Reported-by:"));
-    CHECK_THAT(reply, !Contains("Link:"));
+    CHECK_THAT(reply, !Contains("Closes:"));
   }
 }
 
@@ -78,27 +84,28 @@ TEST_CASE("reply: --in-reply-to names the thread, also for a patch without a Mes
   options.in_reply_to = "<cover.1784637132@example.org>";
   auto reply = reply_of(b, options);
   CHECK_THAT(reply, Contains("\nIn-Reply-To: <cover.1784637132@example.org>\n"));
-  CHECK_THAT(reply, Contains("\nLink: https://lore.kernel.org/r/cover.1784637132@example.org\n"));
-  CHECK_THAT(reply, Contains("--in-reply-to='<cover.1784637132@example.org>'"));
+  CHECK_THAT(reply, Contains("\nReferences: <cover.1784637132@example.org>\n"));
+  CHECK_THAT(reply, Contains("\n| Closes: https://lore.kernel.org/r/cover.1784637132@example.org\n"));
 }
 
 TEST_CASE("reply: the attached bundle is named with its size and SHA-256") {
   ks::report::Options options;
-  options.attachment = ks::report::Attachment{"bundle.json.gz", 12345, std::string(64, 'a')};
+  options.attachment = ks::report::Attachment{"bundle.json.gz", 12345, std::string(64, 'a'), ""};
   auto reply = reply_of(with_verdict("NO_CHANGE"), options);
   CHECK_THAT(flat(reply), Contains("The evidence bundle is attached as bundle.json.gz (12,345 bytes)"));
   CHECK_THAT(reply, Contains("\nSHA-256: " + std::string(64, 'a') + "\n"));
-  CHECK_THAT(flat(reply), Contains("attach bundle.json.gz from a mail client"));
+  CHECK_THAT(flat(reply), Contains("reply.eml (`ksandwich report BUNDLE --format eml` writes it again) is this "
+                                   "reply as a MIME mail with the bundle attached"));
 }
 
-TEST_CASE("reply: every line of the reply fits in 80 columns") {
+TEST_CASE("reply: every line of the reply fits in 80 columns, but a trailer's link, which is never wrapped") {
   auto b = ks::test::make_sample_bundle();
   ks::test::add_iops_workload(b);
   ks::report::Options options;
-  options.attachment = ks::report::Attachment{"bundle.json.gz", 25700, std::string(64, 'f')};
+  options.attachment = ks::report::Attachment{"bundle.json.gz", 25700, std::string(64, 'f'), ""};
   for (auto& line : lines_of(reply_of(b, options))) {
     INFO(line);
-    CHECK(line.size() <= 80);
+    CHECK((line.size() <= 80 || line.rfind("| Closes: https://lore.kernel.org/r/", 0) == 0));
   }
 }
 
@@ -118,8 +125,71 @@ TEST_CASE("reply: a hostile patch's author, Message-ID and subject neither run w
     CHECK(line.rfind("Cc:", 0) != 0);
     CHECK(line.find('\r') == std::string::npos);
   }
-  // Each value is one single-quoted shell word: the quote inside is closed, escaped, reopened.
-  CHECK_THAT(reply, Contains("--to='a'\\''$(touch /tmp/pwned)'\\''@x'"));
-  CHECK_THAT(reply, Contains("--in-reply-to='<evil@x> Bcc: everyone@example.org>'"));
-  CHECK_THAT(reply, Contains("Reported-by: Jane <jane@example.org> Cc: spy@example.org\n"));
+  // An address with a space in it goes nowhere; every value stays on its line.
+  CHECK_THAT(reply, !Contains("\nTo:"));
+  CHECK_THAT(reply, Contains("\nIn-Reply-To: <evil@x> Bcc: everyone@example.org>\n"));
+  CHECK_THAT(reply, Contains("| Reported-by: Jane <jane@example.org> Cc: spy@example.org\n"));
+  // A Message-ID no header can carry makes no mail at all.
+  CHECK_THAT(reply, Contains("no reply.eml"));
+  CHECK_FALSE(ks::report::mail(b, options));
+  // Nor does a hostile To:/Cc: of the patch mail add a recipient or a header.
+  patch["message_id"] = "<fine@x>";
+  patch["to"] = "x <a@x,b@y>, \"evil\nBcc: c@z\" <d@z>, e@z\r\nBcc: f@z";
+  auto eml = ks::report::mail(b, options);
+  REQUIRE(eml);
+  for (auto& line : lines_of(*eml)) {
+    INFO(line);
+    CHECK(line.rfind("Bcc:", 0) != 0);
+    CHECK(line.find('\r') == std::string::npos);
+  }
+  CHECK_THAT(*eml, Contains("\nCc: d@z\n"));  // the one clean address
+}
+
+TEST_CASE("reply: mail() is a MIME mail to the author, the list on Cc, the bundle attached in base64") {
+  auto b = with_verdict("REGRESSION");
+  auto& patch = b.builds["patched"]["patches"][0];
+  patch["to"] = "dsterba@suse.cz, \"Wenruo, Qu\" <wqu@suse.com>";
+  patch["cc"] = "linux-btrfs@vger.kernel.org, Loemra <LOEMRA.dev@gmail.com>, josef@toxicpanda.com (Josef)";
+  ks::report::Options options;
+  options.tester = "Jürgen Tester <jt@example.org>";
+  std::string content;
+  for (int i = 0; i < 300; ++i) content += static_cast<char>(i * 7);  // binary, as a .gz is
+  options.attachment = ks::report::Attachment{"bundle.json.gz", content.size(), std::string(64, 'c'), content};
+  auto eml = ks::report::mail(b, options);
+  REQUIRE(eml);
+  INFO(*eml);
+  // Headers: ASCII, a name outside ASCII as an encoded word, the author alone on To:, the
+  // patch mail's To: and Cc: (the list among them) on Cc: without the author again.
+  CHECK_THAT(*eml, Contains("From: =?UTF-8?B?SsO8cmdlbiBUZXN0ZXI=?= <jt@example.org>\n"));
+  CHECK_THAT(*eml, Contains("\nTo: loemra.dev@gmail.com\n"));
+  CHECK_THAT(*eml, Contains("\nCc: dsterba@suse.cz, wqu@suse.com, linux-btrfs@vger.kernel.org,\n josef@toxicpanda.com\n"));
+  CHECK_THAT(*eml, Contains(std::string("\nIn-Reply-To: <") + kThread + ">\nReferences: <" + kThread + ">\n"));
+  CHECK_THAT(*eml, Contains("\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"=_ksandwich_cccccccccccccccc\"\n"));
+  const auto head = eml->substr(0, eml->find("\n\n"));
+  for (auto& line : lines_of(head)) {
+    INFO(line);
+    CHECK(line.size() <= 78);
+    CHECK(std::all_of(line.begin(), line.end(), [](unsigned char c) { return c >= ' ' && c < 0x7f; }));
+  }
+  // The text part is the reply; the attachment is the content, base64 in 76-column lines.
+  CHECK_THAT(*eml, Contains("Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n"));
+  CHECK_THAT(*eml, Contains("| Reported-by: Jürgen Tester <jt@example.org>\n"));
+  CHECK_THAT(*eml, Contains("Content-Disposition: attachment; filename=\"bundle.json.gz\"\n"
+                            "Content-Transfer-Encoding: base64\n\n" + ks::base64(content.substr(0, 57)) + "\n"));
+  CHECK_THAT(*eml, EndsWith("\n--=_ksandwich_cccccccccccccccc--\n"));
+  // The table a maintainer scans: control and patched with their spread, and the change.
+  CHECK_THAT(*eml, Contains("%change"));
+
+  SECTION("--to and --cc replace what the patch said") {
+    options.to = {"Maintainer <m@example.org>"};
+    options.cc = {"list@example.org", "m@example.org"};
+    auto other = ks::report::mail(b, options);
+    REQUIRE(other);
+    CHECK_THAT(*other, Contains("\nTo: m@example.org\nCc: list@example.org\n"));
+  }
+  SECTION("no thread, no mail") {
+    for (auto& p : b.builds["patched"]["patches"]) p.erase("message_id");
+    CHECK_FALSE(ks::report::mail(b, options));
+    CHECK_THROWS_WITH(ks::report::render(b, "eml", options), Contains("answers no thread"));
+  }
 }

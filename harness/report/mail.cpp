@@ -1,0 +1,139 @@
+// The reply as a MIME mail: the report model's reply (reply.cpp) with the headers a mailer
+// needs and the bundle as a base64 attachment. Headers are ASCII (non-ASCII words as RFC
+// 2047 encoded words), folded within 78 columns; the text part is UTF-8, 8bit. Date: and
+// Message-ID: are the mailer's to add when it sends (sendmail, msmtp and mutt do), and so
+// is From: when none was given.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "report/document.hpp"
+#include "util/hash.hpp"
+
+namespace ks::report {
+namespace {
+
+constexpr size_t kHeaderWidth = 78;
+
+bool ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= ' ' && c < 0x7f; });
+}
+
+// "=?UTF-8?B?...?=" words of 64 characters at most (a header line of 78 holds one after any
+// field name here), each of whole UTF-8 characters where the text is valid UTF-8.
+std::vector<std::string> encoded_words(std::string_view text) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.size(), start + 39);  // 39 bytes -> 52 base64 characters
+    while (end > start + 1 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    words.push_back("=?UTF-8?B?" + base64(text.substr(start, end - start)) + "?=");
+    start = end;
+  }
+  return words;
+}
+
+// NAME: VALUE folded at spaces (continuation lines start with a space).
+std::string header(const std::string& name, const std::vector<std::string>& words) {
+  std::string out = name + ":", line = out;
+  for (auto& word : words) {
+    if (line.size() + 1 + word.size() > kHeaderWidth && line.size() > name.size() + 1) {
+      out += "\n";
+      line.clear();
+    }
+    out += " " + word;
+    line += " " + word;
+  }
+  return out + "\n";
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return words;
+}
+
+// Unstructured text (Subject): as it is when ASCII, else encoded words.
+std::vector<std::string> text_words(const std::string& text) {
+  return ascii(text) ? split_words(text) : encoded_words(text);
+}
+
+// "Name <a@b>": the name encoded when it is not ASCII; a bare address stays.
+std::vector<std::string> mailbox_words(const std::string& mailbox) {
+  auto lt = mailbox.rfind('<');
+  if (lt == std::string::npos || ascii(mailbox)) return split_words(mailbox);
+  std::string name = mailbox.substr(0, lt);
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  auto words = encoded_words(name);
+  words.push_back(mailbox.substr(lt));
+  return words;
+}
+
+std::string wrapped_base64(std::string_view data) {
+  const std::string all = base64(data);
+  std::string out;
+  for (size_t i = 0; i < all.size(); i += 76) out += all.substr(i, 76) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string clean_address(std::string a) {
+  while (!a.empty() && a.back() == ' ') a.pop_back();
+  while (!a.empty() && a.front() == ' ') a.erase(a.begin());
+  const auto at = a.find('@');
+  const bool clean = at != std::string::npos && at > 0 && at + 1 < a.size() && a.find('@', at + 1) == std::string::npos &&
+                     a.size() <= 254 && std::all_of(a.begin(), a.end(), [](unsigned char c) {
+                       return std::isalnum(c) || std::string_view("!#$%&'*+-/=?^_`{|}~.@").find(static_cast<char>(c)) !=
+                                                     std::string_view::npos;
+                     });
+  return clean ? a : "";
+}
+
+std::optional<std::string> mail(const evidence::Bundle& bundle, const Options& options) {
+  const auto doc = detail::build_document(bundle, options);
+  if (!doc.reply) return std::nullopt;
+  const auto& r = *doc.reply;
+  std::string out;
+  if (!r.from.empty()) out += header("From", mailbox_words(r.from));
+  auto list = [](std::vector<std::string> addresses) {
+    for (size_t i = 0; i + 1 < addresses.size(); ++i) addresses[i] += ",";
+    return addresses;
+  };
+  if (!r.to.empty()) out += header("To", list(r.to));
+  if (!r.cc.empty()) out += header("Cc", list(r.cc));
+  if (!r.subject.empty()) out += header("Subject", text_words(r.subject));
+  out += "In-Reply-To: <" + r.in_reply_to + ">\nReferences: <" + r.in_reply_to + ">\n";
+  out += "MIME-Version: 1.0\n";
+  const std::string text_part = "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n";
+  const bool attach = options.attachment && !options.attachment->content.empty();
+  if (!attach) return out + text_part + r.body;
+  // A boundary the body cannot hold ('=' followed by '_' is never base64 and a text is
+  // unlikely to have it; checked all the same).
+  std::string boundary = "=_ksandwich_" + options.attachment->sha256.substr(0, 16);
+  while (r.body.find(boundary) != std::string::npos) boundary += "_";
+  const auto& a = *options.attachment;
+  // The file name goes into a quoted parameter: only plain names, else the usual one.
+  const bool plain_name = !a.name.empty() && a.name.size() <= 64 && std::all_of(a.name.begin(), a.name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+  });
+  const std::string name = plain_name ? a.name : "bundle.json.gz";
+  out += "Content-Type: multipart/mixed; boundary=\"" + boundary + "\"\n\n";
+  out += "--" + boundary + "\n" + text_part + r.body;
+  if (!r.body.empty() && r.body.back() != '\n') out += "\n";
+  out += "--" + boundary + "\n";
+  out += "Content-Type: application/gzip; name=\"" + name + "\"\n";
+  out += "Content-Disposition: attachment; filename=\"" + name + "\"\n";
+  out += "Content-Transfer-Encoding: base64\n\n" + wrapped_base64(a.content);
+  out += "--" + boundary + "--\n";
+  return out;
+}
+
+}  // namespace ks::report
