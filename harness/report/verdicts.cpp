@@ -139,6 +139,14 @@ std::vector<std::string> Builder::invalid_workloads() const {
 
 std::string Builder::overall_verdict() const {
   std::string line = "Verdict: " + b_.verdict;
+  // The workloads that carry it, with their change: a headline says which.
+  std::vector<std::string> carried;
+  if (b_.analysis)
+    for (auto& w : b_.analysis->workloads)
+      if ((b_.verdict == "REGRESSION" || b_.verdict == "IMPROVEMENT") ? w.verdict == b_.verdict && w.material
+                                                                       : b_.verdict == "INCONCLUSIVE" && w.verdict == "INCONCLUSIVE")
+        carried.push_back(w.workload + " " + effect(w));
+  if (!carried.empty()) line += " (" + english_list(carried) + ")";
   auto failed = failed_gate_names();
   if (b_.verdict == "INVALID" && !failed.empty())
     line += " (failed gates: " + join(failed, ", ") + ")";

@@ -251,6 +251,8 @@ TEST_CASE("text: plain ASCII, every line within 80 columns, ends with the verdic
     CHECK(line.size() <= 80);  // tables, the audit and quoted subjects included
   }
   CHECK(out.find("Verdict: IMPROVEMENT") < out.find("--- reply"));
+  // The headline names the workloads that carry the verdict, with their change.
+  CHECK_THAT(out, Contains("\nVerdict: IMPROVEMENT (clone -27.0% and dedupe -22.0%)\n"));
 }
 
 TEST_CASE("text: a table too wide for mail becomes one wrapped line a row") {
@@ -359,7 +361,7 @@ TEST_CASE("text: an INVALID workload is named beside another's regression") {
   b.analysis->workloads[1].verdict = "INVALID";
   b.analysis->workloads[1].gates_failed = {"semantic"};
   b.analysis->verdict = b.verdict = "REGRESSION";
-  CHECK_THAT(flat(text_of(b)), Contains("Verdict: REGRESSION (INVALID: dedupe)"));
+  CHECK_THAT(flat(text_of(b)), Contains("Verdict: REGRESSION (clone -27.0%) (INVALID: dedupe)"));
 }
 
 TEST_CASE("text: a confirm report fits in 80 columns") {
