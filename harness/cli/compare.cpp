@@ -13,7 +13,7 @@ void set_compare_command(CLI::App& app, Context& context) {
                                             "(e.g. last night's and tonight's): A plays control, B patched");
   struct Args {
     std::string before, after, arm = "patched", format = "text";
-    double material_pct = 1.0;
+    std::optional<double> material_pct;
     bool allow_environment_change = false;
   };
   auto args = std::make_shared<Args>();
@@ -21,7 +21,8 @@ void set_compare_command(CLI::App& app, Context& context) {
   cmd->add_option("after", args->after, "B: the bundle.json (or .json.gz) to judge")->required();
   cmd->add_option("--arm", args->arm, "which arm of each bundle: control | patched | all")
       ->check(CLI::IsMember({"control", "patched", "all"}));
-  cmd->add_option("--material-pct", args->material_pct, "smallest change that counts as material (default 1%)")
+  cmd->add_option("--material-pct", args->material_pct,
+                  "smallest change that counts as material (default: the runs' own gates.material_pct)")
       ->check(material_pct());
   cmd->add_flag("--allow-environment-change", args->allow_environment_change,
                 "compare runs of different machines, backends, accelerators, kernel configs or tool "

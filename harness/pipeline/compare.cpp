@@ -98,8 +98,25 @@ std::string machine_fingerprint(const evidence::Bundle& b) {
   return sha256_hex(facts).substr(0, 16);
 }
 
+namespace {
+
+// The material threshold a run was judged with (its experiment's gates, 1% by default).
+double material_pct_of(const evidence::Bundle& b) {
+  const auto at = nlohmann::json::json_pointer("/gates/material_pct");
+  return b.experiment.is_object() && b.experiment.contains(at) && b.experiment[at].is_number()
+             ? b.experiment[at].get<double>()
+             : 1.0;
+}
+
+}  // namespace
+
 evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence::Bundle& after,
                                  const CompareOptions& o) {
+  if (!o.material_pct && material_pct_of(before) != material_pct_of(after))
+    throw UserError(fmt::format("the runs were judged with different material thresholds: {:g}% in A, {:g}% in B",
+                                material_pct_of(before), material_pct_of(after)),
+                    "say which one compare should use with --material-pct");
+  const double material_pct = o.material_pct.value_or(material_pct_of(after));
   auto specs = specs_of(before, "the first");
   auto after_specs = specs_of(after, "the second");
   for (auto& s : specs) {
@@ -135,7 +152,8 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   c.created_at = after.created_at;
   c.experiment_name = fmt::format("compare: {} ({}) vs {} ({})", before.experiment_name, before.created_at,
                                   after.experiment_name, after.created_at);
-  c.experiment = {{"compare", {{"before", before.experiment}, {"after", after.experiment}, {"arm", o.arm}}}};
+  c.experiment = {{"compare",
+                   {{"before", before.experiment}, {"after", after.experiment}, {"arm", o.arm}, {"material_pct", material_pct}}}};
   c.backend = after.backend;
   c.machine = after.machine;
   take_points(before, o.arm, "control", c);
@@ -151,7 +169,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
 
   analysis::Options opts;
   opts.scheme = "compare";  // two runs: two independent arms, no blocks to pair
-  opts.material_pct = o.material_pct;
+  opts.material_pct = material_pct;
   opts.seed = o.seed;
   opts.resolution_sd_log_ratio = clock_b.resolution_sd_log_ratio;
   c.analysis = analysis::analyze(c.points, c.rows, specs, opts);

@@ -2,6 +2,7 @@
 // `ksandwich compare A.json B.json`: the same analysis across two bundles of the same
 // workloads (last night's and tonight's). A's points play control, B's play patched.
 // Pure: bundles in, a comparison bundle out (the reports render it like any bundle).
+#include <optional>
 #include <string>
 
 #include "evidence/bundle.hpp"
@@ -10,7 +11,9 @@ namespace ks::pipeline {
 
 struct CompareOptions {
   std::string arm = "patched";  // which arm of each bundle to compare: control | patched | all
-  double material_pct = 1.0;
+  // What counts as material; absent: the runs' own gates.material_pct (refused when the two
+  // runs disagree), so that compare judges as `run` judged them.
+  std::optional<double> material_pct;
   uint64_t seed = 1;
   // Compare bundles whose environments differ (environment_changes); the differences go to
   // the comparison's extra.environment_changes and the report shows them at the top.

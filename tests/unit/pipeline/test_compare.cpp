@@ -73,6 +73,20 @@ TEST_CASE("compare: the same level twice is no material change") {
   CHECK_FALSE(w.material);
 }
 
+TEST_CASE("compare: material as the runs were judged, unless they disagree or --material-pct says") {
+  auto before = run_of(5000, 4), after = run_of(5150, 4);  // +3%
+  for (auto* b : {&before, &after}) b->experiment = {{"gates", {{"material_pct", 5}}}};
+  auto c = pipeline::compare_bundles(before, after, {});
+  CHECK(c.experiment["compare"]["material_pct"] == 5);
+  CHECK_FALSE(c.analysis->workloads[0].material);  // +3% is within the runs' 5%
+  pipeline::CompareOptions one;
+  one.material_pct = 1;
+  CHECK(pipeline::compare_bundles(before, after, one).analysis->workloads[0].material);
+  after.experiment["gates"]["material_pct"] = 2;
+  CHECK_THROWS_WITH(pipeline::compare_bundles(before, after, {}), Catch::Contains("5% in A, 2% in B"));
+  CHECK_NOTHROW(pipeline::compare_bundles(before, after, one));
+}
+
 TEST_CASE("compare: bundles of different workloads, or without the arm, are refused") {
   CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3, "clone"), run_of(5000, 3, "dedupe"), {}),
                   UserError);
