@@ -264,7 +264,9 @@ Store::Added add_bundle_file(Store& store, const fs::path& path) {
   if (!bundle.analysis || bundle.analysis->workloads.empty())
     throw UserError(path.string() + " has no analysis: the run did not finish",
                     "finish it with `ksandwich run --resume DIR`, then add its bundle");
-  return store.add(bundle, path, sha256_file(path));
+  // The SHA-256 of the bundle's text, however stored: the same run as bundle.json and as
+  // bundle.json.gz is one run.
+  return store.add(bundle, path, sha256_hex(pipeline::read_bundle_text(path)));
 }
 
 }  // namespace ks::history

@@ -63,7 +63,7 @@ class Store {
 
   struct Added {
     int64_t id = 0;
-    bool already = false;  // a bundle with the same SHA-256 was in the history: nothing added
+    bool already = false;  // a bundle of the same text (SHA-256, compressed or not) was in the history: nothing added
   };
   // Records a loaded, validated bundle read from PATH (contents hashing to SHA256), in one
   // transaction. BETWEEN runs after the run row and before the workload rows (tests use it to

@@ -39,6 +39,9 @@ else echo "ok   compare --allow-environment-change puts the change first (exit $
 db="$tmp/history.sqlite"
 expect 0 "history add" "added as run 1" -- "$ks" history add --history "$db" "$bundle"
 expect 0 "history add, again" "already in the history as run 1" -- "$ks" history add --history "$db" "$bundle"
+gzip -c "$bundle" >"$tmp/bundle.json.gz"
+expect 0 "history add, the same run compressed" "already in the history as run 1" -- \
+  "$ks" history add --history "$db" "$tmp/bundle.json.gz"
 jq '.rows[5].ns_per_op *= 3' "$bundle" >"$tmp/tampered.json"
 expect 2 "history add refuses a tampered bundle" "is not a valid bundle" -- "$ks" history add --history "$db" "$tmp/tampered.json"
 expect 0 "history list" "INCONCLUSIVE" -- "$ks" history list --history "$db"
