@@ -47,13 +47,13 @@ void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decisi
           *screen_drift_pct, change_pct));
     } else {
       w.verdict = is_worse(rho, w.higher_is_better) ? "REGRESSION" : "IMPROVEMENT";
-      // A run that stopped at its first decisive look overshoots; materiality is judged on
-      // the estimate that is median-unbiased for stopping there.
+      // Where a run stopped biases its estimate there; materiality is judged on the
+      // estimate that is median-unbiased for stopping at that look.
       const double judged = w.adjusted_ratio.value_or(rho);
       w.material = is_material(judged, options.material_pct);
       if (w.adjusted_ratio && is_material(rho, options.material_pct) != w.material)
         w.notes.push_back(fmt::format(
-            "the estimate at the deciding look, {:+.2f}%, overshoots as a run that stops early does; "
+            "the estimate at the deciding look, {:+.2f}%, is biased by where the run stopped; "
             "median-unbiased for stopping there it is {:+.2f}%, {} the material {:g}%",
             change_pct, 100 * (judged - 1), w.material ? "beyond" : "within", options.material_pct));
     }

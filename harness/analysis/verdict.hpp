@@ -21,8 +21,8 @@ bool is_equivalent(const evidence::WorkloadAnalysis& w, double material_pct);
 
 // Sets verdict and material from the workload's failed gates and its decision; keeps
 // blocks_needed only when INCONCLUSIVE. Material is judged on w.adjusted_ratio where the
-// decision has one (a change decided at a sequential look), else on the estimate. `significant`: the decision claims a change and
-// Holm's step-down reached this workload. `screen_drift_pct`: in a screen, the control
+// decision has one (a change decided at a sequential look), else on the estimate.
+// `significant`: the decision claims a change and Holm's step-down reached this workload. `screen_drift_pct`: in a screen, the control
 // drift A -> B on the same summaries as the decision (the points' best rounds); a claimed
 // change with |drift| > |change| / 2 becomes INCONCLUSIVE, "drift could explain it".
 // `tail_shift_log`: in a confirm run, a significant and material change of how far the

@@ -65,13 +65,25 @@ std::vector<std::string> text_words(const std::string& text) {
   return ascii(text) ? split_words(text) : encoded_words(text);
 }
 
-// "Name <a@b>": the name encoded when it is not ASCII; a bare address stays.
+// "Name <a@b>" or "a@b" as header words: the name encoded when it is not ASCII, quoted when
+// it holds a character that means something in an address ("Doe, Jane"). Nothing when the
+// address is not a clean one or something follows it (the mailer then puts its own From:).
 std::vector<std::string> mailbox_words(const std::string& mailbox) {
-  auto lt = mailbox.rfind('<');
-  if (lt == std::string::npos || ascii(mailbox)) return split_words(mailbox);
+  const auto lt = mailbox.rfind('<');
+  if (lt == std::string::npos) return clean_address(mailbox).empty() ? std::vector<std::string>{} : split_words(mailbox);
+  if (mailbox.back() != '>' || clean_address(mailbox.substr(lt + 1, mailbox.size() - lt - 2)).empty()) return {};
   std::string name = mailbox.substr(0, lt);
   while (!name.empty() && name.back() == ' ') name.pop_back();
-  auto words = encoded_words(name);
+  std::vector<std::string> words;
+  if (!ascii(name)) {
+    words = encoded_words(name);
+  } else if (name.find_first_of("()<>[]:;@\\,.\"") != std::string::npos) {
+    std::string quoted = "\"";
+    for (char c : name) quoted += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    words.push_back(quoted + "\"");
+  } else {
+    words = split_words(name);
+  }
   words.push_back(mailbox.substr(lt));
   return words;
 }
@@ -102,7 +114,7 @@ std::optional<std::string> mail(const evidence::Bundle& bundle, const Options& o
   if (!doc.reply) return std::nullopt;
   const auto& r = *doc.reply;
   std::string out;
-  if (!r.from.empty()) out += header("From", mailbox_words(r.from));
+  if (auto from = mailbox_words(r.from); !from.empty()) out += header("From", from);
   auto list = [](std::vector<std::string> addresses) {
     for (size_t i = 0; i + 1 < addresses.size(); ++i) addresses[i] += ",";
     return addresses;

@@ -117,7 +117,8 @@ LookResult look(const SequentialDesign& design, std::span<const double> block_lo
 // The median-unbiased estimate of an effect whose Change was decided at the look after k
 // blocks with mean block log ratio `estimate_log` (Jennison & Turnbull 8.5, stagewise
 // ordering). Stopping at the first decisive look inflates the estimate: a run stops early
-// when its blocks happen to overshoot (a true +3% read as +5.8% on average where it stops).
+// when its blocks happen to overshoot (in the main job's design a true +3% read as +4.6% on
+// average where a change was called; docs/statistics.md).
 // Outcomes more extreme than the observed one are the runs that stop for a change in the
 // same direction at an earlier look, and those still running at look k whose estimate lies
 // beyond it; the adjusted estimate is the effect under which they are half of all runs.
