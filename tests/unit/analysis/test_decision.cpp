@@ -252,7 +252,7 @@ TEST_CASE("a run planned on a calibration's upper 80% bound reaches its power, o
   // A calibration measures 6 control points; a block ratio's true spread is sqrt(2) times a
   // point's. Plans for a 5% change, three workloads, judged by the power the plan truly has.
   constexpr double kPointSd = 0.025, kTarget = 5;
-  constexpr int kPoints = 6, kPlans = 300;
+  constexpr int kPoints = 6, kPlans = 150;
   const double true_sd = std::sqrt(2.0) * kPointSd;
   ks::stats::Xoshiro256 rng(57);
   int short_estimate = 0, short_bound = 0;
