@@ -12,10 +12,7 @@ namespace {
 // "name@domain" or "Name <name@domain>": what the reply's From/To/Cc options take.
 const CLI::Validator kAddress(
     [](std::string& value) -> std::string {
-      const auto lt = value.rfind('<');
-      const std::string address =
-          lt != std::string::npos && value.back() == '>' ? value.substr(lt + 1, value.size() - lt - 2) : value;
-      return report::clean_address(address).empty() ? "not a mail address (name@domain or \"Name <name@domain>\")"
+      return report::mailbox_address(value).empty() ? "not a mail address (name@domain or \"Name <name@domain>\")"
                                                     : std::string();
     },
     "ADDRESS");

@@ -15,11 +15,6 @@
 namespace ks::kernel {
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string strip_cr(std::string s) {
   if (!s.empty() && s.back() == '\r') s.pop_back();
   return s;

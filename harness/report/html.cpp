@@ -8,6 +8,7 @@
 
 #include "report/document.hpp"
 #include "report/format.hpp"
+#include "util/files.hpp"
 
 namespace ks::report {
 namespace detail {
@@ -130,11 +131,6 @@ p.ks-plot-note.ks-v-regression { color: var(--bad); }
 p.ks-plot-note.ks-v-invalid { color: var(--invalid); }
 footer { color: var(--muted); font-size: 12px; text-align: center; margin-top: 18px; }
 )css";
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // ks-v-regression etc., from the verdict word a verdict line carries.
 std::string verdict_class(const std::string& text) {

@@ -69,9 +69,9 @@ std::vector<std::string> text_words(const std::string& text) {
 // it holds a character that means something in an address ("Doe, Jane"). Nothing when the
 // address is not a clean one or something follows it (the mailer then puts its own From:).
 std::vector<std::string> mailbox_words(const std::string& mailbox) {
+  if (mailbox_address(mailbox).empty()) return {};
   const auto lt = mailbox.rfind('<');
-  if (lt == std::string::npos) return clean_address(mailbox).empty() ? std::vector<std::string>{} : split_words(mailbox);
-  if (mailbox.back() != '>' || clean_address(mailbox.substr(lt + 1, mailbox.size() - lt - 2)).empty()) return {};
+  if (lt == std::string::npos) return split_words(mailbox);
   std::string name = mailbox.substr(0, lt);
   while (!name.empty() && name.back() == ' ') name.pop_back();
   std::vector<std::string> words;
@@ -107,6 +107,13 @@ std::string clean_address(std::string a) {
                                                      std::string_view::npos;
                      });
   return clean ? a : "";
+}
+
+std::string mailbox_address(const std::string& mailbox) {
+  const auto lt = mailbox.rfind('<');
+  if (lt == std::string::npos) return clean_address(mailbox);
+  if (mailbox.back() != '>') return "";
+  return clean_address(mailbox.substr(lt + 1, mailbox.size() - lt - 2));
 }
 
 std::optional<std::string> mail(const evidence::Bundle& bundle, const Options& options) {

@@ -84,11 +84,6 @@ std::vector<std::string> addresses_in(const std::string& header) {
   return out;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool starts_with_re(const std::string& subject) { return subject.size() >= 3 && lower(subject.substr(0, 3)) == "re:"; }
 
 }  // namespace

@@ -43,6 +43,9 @@ std::string json(const evidence::Bundle& bundle, const Options& options = {});
 // is not one: what a reply's To: and Cc: take, so that no value can add a recipient or a
 // header of its own.
 std::string clean_address(std::string address);
+// The clean address of a mailbox, "Name <a@b>" or "a@b"; "" when there is none or something
+// follows the '>'.
+std::string mailbox_address(const std::string& mailbox);
 
 // The reply as a MIME mail (RFC 5322/2045): From/To/Cc/Subject/In-Reply-To/References, the
 // text part, and options.attachment's content as a base64 part when it has any; what

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
@@ -149,6 +150,11 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     ::unlink(tmp.c_str());
     throw SystemError("rename " + tmp + " to " + path.string(), err);
   }
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 std::string trim(std::string_view s) {

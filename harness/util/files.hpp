@@ -34,6 +34,7 @@ void write_file(const fs::path& path, std::string_view content); // e.g. /sys kn
 void write_file_append(const fs::path& path, std::string_view content);
 
 std::string trim(std::string_view s);
+std::string lower(std::string s);  // ASCII letters only
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);
