@@ -78,6 +78,7 @@ struct BackendOptions {
   std::string accel = "auto";  // qemu: auto | kvm | tcg (experiment qemu.accel)
   fs::path cache_dir;          // qemu: where the KVM probe's answer is remembered; empty: nowhere
   std::string clock = "auto";  // auto | time | instructions (experiment clock)
+  uint32_t vcpus = 1;          // qemu: the guest's vCPUs (the instruction clock runs one)
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);

@@ -34,7 +34,7 @@ void set_bisect_command(CLI::App& app, Context& context) {
                   "a directory of finished runs (a submit directory, another bisection): a step whose "
                   "experiment ran there takes that run instead of measuring (repeatable)");
   cmd->callback([args, &context] {
-    auto run_options = fresh_run_options(args->experiment, args->out, "-bisect");
+    auto run_options = fresh_run_options(args->experiment, args->out, context.repo_dir, "-bisect");
     pipeline::BisectOptions o;
     o.experiment_file = run_options.experiment_file;
     o.out_dir = run_options.out_dir;

@@ -23,7 +23,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
   cmd->add_option("--out", args->out, "output directory of the A/A run (default results/<name>-calibration-<time>)")
       ->check(non_empty_path());
   cmd->callback([args, &context] {
-    auto o = fresh_run_options(args->experiment, args->out, "-calibration");
+    auto o = fresh_run_options(args->experiment, args->out, context.repo_dir, "-calibration");
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                       "pass a file such as configs/experiments/default.json");

@@ -24,8 +24,9 @@ void set_tool(pipeline::RunOptions& options, const Context& context);
 
 // The options of a new run of EXPERIMENT into OUT (default results/<name><KIND>-<time>,
 // KIND e.g. "-calibration"), paths made absolute and checked; UserError when they cannot be used.
+// EXPERIMENT is a file, or the name of a shipped one (REPO_DIR/configs/experiments/NAME.json).
 pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out,
-                                       const std::string& kind = "");
+                                       const std::filesystem::path& repo_dir, const std::string& kind = "");
 // Appends the run's report.md to $GITHUB_STEP_SUMMARY when that is set (GitHub Actions).
 void append_step_summary(const pipeline::RunOptions& options);
 

@@ -26,7 +26,7 @@ void set_nightly_command(CLI::App& app, Context& context) {
       ->check(non_empty_path());
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and what would be recorded; touch nothing");
   cmd->callback([args, &context] {
-    auto o = fresh_run_options(args->experiment, args->out);
+    auto o = fresh_run_options(args->experiment, args->out, context.repo_dir);
     if (std::filesystem::is_regular_file(o.experiment_file))  // else `run` says what is wrong
       experiment::require_one_run_per_process(
           experiment::parse_file(o.experiment_file), "nightly");

@@ -1,6 +1,10 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "cli/commands.hpp"
+#include "experiment/experiment.hpp"
 #include "pipeline/run.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -16,11 +20,34 @@ void set_tool(pipeline::RunOptions& o, const Context& context) {
             {"command_line", context.command_line}};
 }
 
+namespace {
+
+// What EXPERIMENT names: a path as given (one that exists, holds a '/' or ends in .json), else
+// a shipped experiment, REPO_DIR/configs/experiments/NAME.json.
+std::filesystem::path experiment_path(const std::string& experiment, const std::filesystem::path& repo_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(experiment, ec) || experiment.find('/') != std::string::npos || experiment.ends_with(".json"))
+    return fs::absolute(experiment).lexically_normal();
+  auto shipped = fs::absolute(repo_dir / "configs/experiments").lexically_normal();
+  if (experiment::is_plain_name(experiment) && fs::is_regular_file(shipped / (experiment + ".json"), ec))
+    return shipped / (experiment + ".json");
+  std::vector<std::string> names;
+  for (auto& entry : fs::directory_iterator(shipped, ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  throw UserError("no experiment file " + experiment + ", and no shipped experiment of that name",
+                  names.empty() ? "give the path of an experiment file"
+                                : "give the path of an experiment file, or one of the shipped names: " + fmt::format("{}", fmt::join(names, ", ")));
+}
+
+}  // namespace
+
 pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out,
-                                       const std::string& kind) {
+                                       const std::filesystem::path& repo_dir, const std::string& kind) {
   namespace fs = std::filesystem;
   pipeline::RunOptions o;
-  o.experiment_file = fs::absolute(experiment).lexically_normal();
+  o.experiment_file = experiment_path(experiment, repo_dir);
   std::error_code ec;
   if (fs::exists(o.experiment_file, ec)) {
     if (!fs::is_regular_file(o.experiment_file, ec))
@@ -54,7 +81,8 @@ void set_run_command(CLI::App& app, Context& context) {
     bool after_switch = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("experiment", args->experiment, "experiment file (configs/experiments/*.json)");
+  cmd->add_option("experiment", args->experiment,
+                  "experiment file, or the name of a shipped one (default, sb-nosec-dio, ...: configs/experiments/NAME.json)");
   cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)")
       ->check(non_empty_path());
   cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
@@ -77,9 +105,9 @@ void set_run_command(CLI::App& app, Context& context) {
       o.out_dir = fs::absolute(args->resume).lexically_normal();
       if (!args->experiment.empty()) o.experiment_file = fs::absolute(args->experiment).lexically_normal();
     } else if (args->experiment.empty()) {
-      throw UserError("run needs an experiment file", "ksandwich run configs/experiments/default.json (or --resume DIR)");
+      throw UserError("run needs an experiment", "ksandwich run default (configs/experiments/default.json), or --resume DIR");
     } else {
-      o = fresh_run_options(args->experiment, args->out);
+      o = fresh_run_options(args->experiment, args->out, context.repo_dir);
     }
     o.dry_run = args->dry_run;
     o.reply = args->reply;

@@ -33,7 +33,7 @@ void set_series_command(CLI::App& app, Context& context) {
   cmd->add_option("--out", args->out, "directory to write (default results/<name>-series-<time>)")
       ->check(non_empty_path());
   cmd->callback([args, &context] {
-    auto o = fresh_run_options(args->experiment, args->out, "-series");
+    auto o = fresh_run_options(args->experiment, args->out, context.repo_dir, "-series");
     if (!fs::is_regular_file(o.experiment_file))
       throw UserError("experiment " + args->experiment + " is not a file", "pass an experiment such as configs/experiments/default.json");
     auto e = experiment::parse_file(o.experiment_file);

@@ -510,6 +510,20 @@ Experiment parse(const json& j) {
   }
   if (e.config.fragments.empty()) e.config.fragments = {"btrfs-bench.config"};
 
+  if (auto* c = r.find("claim")) {
+    Reader cr(*c, "/claim");
+    Claim claim;
+    cr.get("thread", claim.thread);
+    cr.get("figure", claim.figure);
+    cr.get("needs", claim.needs);
+    cr.get_integer("parallel_cpus", claim.parallel_cpus, 1, b::kMaxClaimCpus);
+    for (auto [key, value] : {std::pair{"thread", &claim.thread}, {"figure", &claim.figure}})
+      if (value->empty()) cr.fail(key, "is required", "quote the thread's subject and the figure it measured");
+    if (claim.parallel_cpus > 1 && claim.needs.empty())
+      cr.fail("needs", "is required with parallel_cpus above 1", "say in words what the effect needs, e.g. several writers contending for the inode lock");
+    cr.reject_unknown();
+    e.claim = claim;
+  }
   if (auto* g = r.find("gates")) {
     Reader gr(*g, "/gates");
     gr.get_number("drift_bound_pct", e.gates.drift_bound_pct, 0, false, b::kMaxPct);
@@ -548,6 +562,9 @@ Experiment parse(const json& j) {
     qr.get_integer("vcpus", e.qemu.vcpus, 1, b::kMaxVcpus);
     qr.get("accel", e.qemu.accel);
     qr.one_of("accel", e.qemu.accel, {"auto", "kvm", "tcg"});
+    if (e.clock == "instructions" && e.qemu.vcpus > 1)
+      qr.fail("vcpus", "must be 1 for the instruction clock: under QEMU's -icount a second vCPU never comes up",
+              "set \"vcpus\": 1, or \"clock\": \"auto\" to time several vCPUs in wall time");
     if (e.clock == "instructions" && e.qemu.accel == "kvm")
       qr.fail("accel", "\"kvm\" cannot count instructions: the instruction clock is QEMU TCG's",
               "drop qemu.accel (the instruction clock runs under TCG) or set \"clock\": \"time\"");

@@ -77,9 +77,21 @@ struct DirectHit {
   std::vector<std::string> arms;  // empty: every arm
 };
 
+// What a mailing-list thread claimed, for an experiment that reproduces it: the report
+// puts the thread's figure beside the verdict and says when this run could not show it.
+struct Claim {
+  std::string thread;  // where it was said: the thread's subject (and seed)
+  std::string figure;  // what was measured there, and on what
+  std::string needs;   // what the effect needs to appear, in words
+  // CPUs running the workload at once that the effect needs (lock contention, work handed
+  // to other CPUs); 1: a CPU-path effect that any run can show.
+  uint32_t parallel_cpus = 1;
+};
+
 struct Experiment {
   std::string name;
   std::string description;
+  std::optional<Claim> claim;
   std::string backend = "host";   // a name in backend_table() (experiment/backends.hpp)
   std::string scheme = "screen";  // screen | confirm
   std::vector<std::string> order; // screen: arm names in order (default control, patched, control)
@@ -111,8 +123,9 @@ struct Experiment {
   std::string governor;            // cpufreq governor for the pinned CPU during points; "" leaves it
   // What a round is timed with (evidence/clock.hpp names what was used): "time" is wall
   // time; "instructions" QEMU TCG's instruction-count clock (deterministic; the qemu backend
-  // only, which then never uses KVM); "auto" instructions where the guest runs under TCG
-  // (its wall time is an emulation artefact) and wall time under KVM and on real hardware.
+  // only, which then never uses KVM; one vCPU); "auto" instructions where a one-vCPU guest runs
+  // under TCG (its wall time is an emulation artefact), else wall time (several vCPUs, KVM,
+  // real hardware).
   std::string clock = "auto";
   struct Qemu {
     uint32_t memory_mib = 2048;
@@ -175,6 +188,7 @@ constexpr uint64_t kMaxBlockKib = 1048576;
 constexpr uint64_t kMinStorageMib = 128;
 constexpr uint32_t kMinQemuMemoryMib = 256;
 constexpr uint32_t kMaxVcpus = 256;
+constexpr uint32_t kMaxClaimCpus = 1024;  // claim.parallel_cpus
 constexpr double kMaxPct = 100;
 constexpr uint32_t kMinSequentialBlocks = 3, kMaxSequentialBlocks = 100;  // a look needs 2 df
 }  // namespace bounds

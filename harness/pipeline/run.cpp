@@ -450,7 +450,8 @@ int run(const RunOptions& o) {
                                                  .fio_jobs_dir = o.repo_dir / "workloads/fio",
                                                  .accel = e.qemu.accel,
                                                  .cache_dir = source::default_cache_root(),
-                                                 .clock = e.clock});
+                                                 .clock = e.clock,
+                                                 .vcpus = e.qemu.vcpus});
   const bool needs_kernels = experiment::backend_rules(e.backend).boots_kernels;
   backend->check_experiment(e);
   if (needs_kernels) check_kernel_inputs(e, o.repo_dir, experiment_dir);

@@ -3,6 +3,7 @@
 // part of it: content.cpp (the order of the parts, blocks, lookups), header.cpp, tables.cpp,
 // verdicts.cpp, checks.cpp and reply.cpp. Private to the report module. Pure.
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,16 @@ class Builder {
   // ---- what was run and where (header.cpp) --------------------------------------------
 
   void header();
+  // ---- the thread's claim (claim.cpp) -------------------------------------------------
+  struct Parallel {
+    unsigned cpus;       // CPUs that ran the workload at once
+    std::string reason;  // why that many
+  };
+  Parallel parallel_cpus() const;
+  // Why the claimed effect cannot appear in this run (it needs more CPUs at once), if so.
+  std::optional<std::string> claim_out_of_reach() const;
+  void claim();
+  // ---- what was run and where, continued (header.cpp) ---------------------------------
   std::string kernels() const;
   std::string machine_line() const;
   static std::string storage_line(const json& s);

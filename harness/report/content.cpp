@@ -51,6 +51,7 @@ Document Builder::build() {
   doc_.verdict = b_.verdict;
   environment_changes();
   header();
+  claim();
   nothing_measured();
   plots();
   results();

@@ -153,6 +153,8 @@ std::string Builder::overall_verdict() const {
   if (auto invalid = invalid_workloads(); b_.verdict != "INVALID" && !invalid.empty())
     line += " (INVALID: " + english_list(invalid) + ")";
   if (!b_.analysis) line += " (no analysis yet)";
+  if (auto why = claim_out_of_reach(); why && (b_.verdict == "NO_CHANGE" || b_.verdict == "INCONCLUSIVE"))
+    line += " (the thread's effect cannot appear in this run: " + *why + ")";
   return line;
 }
 

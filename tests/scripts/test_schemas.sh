@@ -40,6 +40,8 @@ refused = {
     "a fractional integer": {"rounds": 2.5},
     "rounds beyond the maximum": {"rounds": 2**32},
     "an unknown accel": {"qemu": {"accel": "xen"}},
+    "two vCPUs on the instruction clock": {"clock": "instructions", "backend": "qemu", "qemu": {"vcpus": 2}},
+    "a claim of several CPUs without its needs": {"claim": {"thread": "t", "figure": "f", "parallel_cpus": 2}},
 }
 for what, change in refused.items():
     if validator.is_valid({**bad, "workloads": [{"name": "clone"}], **change}):

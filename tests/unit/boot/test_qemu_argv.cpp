@@ -162,6 +162,7 @@ TEST_CASE("the embedded guest init reads the plan and ends with reboot -f") {
 
 TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing") {
   auto e = experiment(R"({"kind": "nvme", "size_mib": 256})", 1);
+  e.qemu.vcpus = 1;  // the instruction clock's one vCPU
   BackendOptions options;
   options.agent = "/nonexistent/ksandwich-agent";
   QemuBackend backend(options);
@@ -179,6 +180,15 @@ TEST_CASE("a dry run describes the QEMU command and the plan and touches nothing
   CHECK(text.find("'nvme,serial=ksandwich,drive=nvm'") != std::string::npos);
   CHECK(text.find("KS_DEVICE='/dev/nvme0n1'") != std::string::npos);
   CHECK_FALSE(fs::exists(dir));
+
+  // Two vCPUs under TCG: wall time, since a second vCPU never comes up under -icount (QEMU
+  // 7.2 hung at "Booting SMP configuration" for 150 s, measured) and they would take turns.
+  options.vcpus = e.qemu.vcpus = 2;
+  QemuBackend smp(options);
+  auto smp_text = smp.describe_point(ctx);
+  CHECK(smp_text.find("# clock: wall") != std::string::npos);
+  CHECK(smp_text.find("'-smp' '2'") != std::string::npos);
+  CHECK(smp_text.find("-icount") == std::string::npos);
 }
 
 TEST_CASE("qemu argv: the instruction clock is TCG's -icount, never asked of KVM") {
@@ -196,6 +206,7 @@ TEST_CASE("qemu argv: the instruction clock is TCG's -icount, never asked of KVM
 
 TEST_CASE("the clock a dry run shows: icount under TCG unless the experiment asks for time or KVM") {
   auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
+  e.qemu.vcpus = 1;  // the instruction clock's one vCPU
   const fs::path dir = "/nonexistent-ksandwich-dry-run";
   PointContext ctx{e, e.arms.at("control"), 0, 0, dir, dir / "points/00-control", fs::path("/k/bzImage"), ""};
   auto described = [&](const std::string& accel, const std::string& clock) {

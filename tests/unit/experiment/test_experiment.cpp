@@ -51,6 +51,19 @@ TEST_CASE("bad experiments are refused with the field and the problem") {
   CHECK_THAT(parse_error_of(j), Catch::Contains("/workloads"));
 
   j = minimal_experiment();
+  j["claim"] = {{"thread", "btrfs: set SB_NOSEC"}};
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/claim/figure") && Catch::Contains("is required"));
+  j["claim"]["figure"] = "~59% more DIO throughput";
+  j["claim"]["parallel_cpus"] = 8;
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/claim/needs") && Catch::Contains("parallel_cpus above 1"));
+  j["claim"]["needs"] = "writers contending for the inode lock";
+  j["claim"]["parallel_cpus"] = 0;
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/claim/parallel_cpus"));
+  j["claim"]["parallel_cpus"] = 8;
+  j["claim"]["figures"] = "";
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/claim/figures") && Catch::Contains("unknown key"));
+
+  j = minimal_experiment();
   j["roundz"] = 3;
   CHECK_THAT(parse_error_of(j), Catch::Contains("/roundz") && Catch::Contains("unknown key"));
 
@@ -189,6 +202,11 @@ TEST_CASE("the clock: auto by default, instructions only where a QEMU guest can 
   CHECK(parse(j).clock == "instructions");
   j["qemu"] = {{"accel", "kvm"}};
   CHECK_THAT(parse_error_of(j), Catch::Contains("/qemu/accel") && Catch::Contains("cannot count instructions"));
+  // Several vCPUs are for work done at once, which the instruction clock cannot run.
+  j["qemu"] = {{"vcpus", 2}};
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/qemu/vcpus") && Catch::Contains("a second vCPU never comes up"));
+  j["clock"] = "auto";
+  CHECK(parse(j).qemu.vcpus == 2);
 }
 
 TEST_CASE("dio-randwrite rounds end by count (ios) or by time (runtime_s), never both") {

@@ -64,6 +64,8 @@ json base_for(const std::string& pointer) {
   }
   if (pointer == "/max_blocks") j["min_blocks"] = 3;
   if (pointer == "/min_blocks") j["max_blocks"] = 100;
+  if (pointer == "/claim/parallel_cpus")  // what a claim needs beside it
+    for (auto key : {"thread", "figure", "needs"}) j["claim"][key] = "x";
   return j;
 }
 

@@ -414,3 +414,51 @@ TEST_CASE("text: control characters from the bundle never reach the terminal") {
     CHECK_THAT(out, Contains(std::string(format) == "text" ? "exp [2J VERDICT: NO_CHANGE" : "exp \\[2J VERDICT: NO\\_CHANGE"));
   }
 }
+
+TEST_CASE("text: the thread's claim beside the verdict, and whether this run had the CPUs its effect needs") {
+  auto b = ks::test::make_sample_bundle();  // qemu under KVM, 20 host cores
+  b.experiment["claim"] = {{"thread", "btrfs: set SB_NOSEC (seeds/003)"},
+                           {"figure", "~59% more DIO throughput, 32 fio jobs on 8 cores"},
+                           {"needs", "writers contending for the inode lock"},
+                           {"parallel_cpus", 2}};
+  b.experiment["qemu"] = {{"vcpus", 4}};
+  b.machine["accelerator"] = {{"used", "kvm"}};  // several vCPUs: wall time
+  auto out = flat(text_of(b));
+  CHECK_THAT(out, Contains("The thread: btrfs: set SB_NOSEC (seeds/003). Its figure: ~59% more DIO throughput"));
+  CHECK_THAT(out, Contains("This run can show it: the effect needs 2 CPUs running the workload at once (writers "
+                           "contending for the inode lock); it had 4 (4 vCPUs under kvm on 20 host cores)."));
+
+  // One vCPU (the instruction clock): the verdicts measure the code path alone, and a
+  // NO_CHANGE headline says the effect could not appear.
+  b.experiment["qemu"] = {{"vcpus", 1}};
+  b.machine["clock"] = {{"name", "icount"}};
+  b.verdict = "NO_CHANGE";
+  out = flat(text_of(b));
+  CHECK_THAT(out, Contains("This run cannot show it: the effect needs 2 CPUs running the workload at once (writers "
+                           "contending for the inode lock); this run had 1 (the instruction clock runs one vCPU)."));
+  CHECK_THAT(out, Contains("Verdict: NO_CHANGE (the thread's effect cannot appear in this run: it needs 2 CPUs at "
+                           "once, this run had 1)"));
+  CHECK_THAT(out, Contains("The effect the thread reported cannot appear in this run: it needs 2 CPUs at once, this "
+                           "run had 1."));  // in the reply, beside where it was measured
+  // A verdict that found a change keeps its headline; the paragraph and the reply still say why.
+  b.verdict = "IMPROVEMENT";
+  out = text_of(b);
+  CHECK_THAT(out, Contains("\nVerdict: IMPROVEMENT (clone -27.0% and dedupe -22.0%)\n"));
+  CHECK_THAT(flat(out), Contains("The effect the thread reported cannot appear in this run"));
+
+  // Pinned, a guest's vCPUs share one host CPU; so does a workload on a machine of its own.
+  b.machine.erase("clock");
+  b.experiment["qemu"] = {{"vcpus", 4}};
+  b.experiment["cpu"] = 3;
+  CHECK_THAT(flat(text_of(b)), Contains("this run had 1 (the workload pinned to CPU 3)"));
+  b.backend = "host";
+  CHECK_THAT(flat(text_of(b)), Contains("this run had 1 (the workload pinned to CPU 3)"));
+  b.experiment.erase("cpu");
+  CHECK_THAT(flat(text_of(b)), Contains("This run can show it: the effect needs 2 CPUs running the workload at once "
+                                        "(writers contending for the inode lock); it had 20 (this machine's 20 CPUs)."));
+  // A CPU-path claim (parallel_cpus 1, the default) says only the thread's figure.
+  b.experiment["claim"].erase("parallel_cpus");
+  out = flat(text_of(b));
+  CHECK_THAT(out, Contains("The thread: btrfs: set SB_NOSEC"));
+  CHECK_THAT(out, !Contains("show it"));
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Every shipped experiment dry-runs from the repository root: exit 0, or, where its kernel is a
+# git tree this machine does not have (the nightly's, seed 000's), exit 2 naming that tree. The
+# seed threads' experiments carry the thread's claim, and the one that cannot run on the
+# Debian sources says in its description how to get a tree that can.
+set -u
+ks="$KS_BINARY_DIR/bin/ksandwich"
+command -v jq >/dev/null || { echo "SKIPPED: jq is not installed (tools/setup.sh --tests)"; exit 77; }
+[ -e /usr/src/linux-source-6.1.tar.xz ] ||
+  { echo "SKIPPED: needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)"; exit 77; }
+cd "$KS_SOURCE_DIR"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+
+for f in configs/experiments/*.json; do
+  "$ks" run "$f" --dry-run >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  tree=$(jq -r 'select(.source.kind == "git") | .source.path' "$f")
+  if [ -n "$tree" ] && [ ! -e "$tree" ]; then
+    if [ "$code" -eq 2 ] && grep -q "git tree $tree does not exist" "$tmp/err"; then
+      ok "$f: exit 2, its git tree $tree is not on this machine"
+    else
+      fail "$f: exit $code without naming the missing git tree $tree: $(head -c 300 "$tmp/err")"
+    fi
+  elif [ "$code" -eq 0 ]; then
+    ok "$f: dry run exit 0"
+  else
+    fail "$f: dry run exit $code: $(head -c 300 "$tmp/err")"
+  fi
+done
+
+# A shipped experiment by name, from any directory; a name that is none says which there are.
+(cd "$tmp" && "$ks" run sb-nosec-dio --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+[ "$code" -eq 0 ] && grep -q "sb-nosec-dio" "$tmp/out" && ok "run sb-nosec-dio --dry-run from elsewhere: the shipped one" ||
+  fail "run sb-nosec-dio --dry-run: exit $code: $(head -c 300 "$tmp/err")"
+(cd "$tmp" && "$ks" run sb-nosec --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+[ "$code" -eq 2 ] && grep -q "no shipped experiment of that name" "$tmp/err" && grep -q "sb-nosec-dio, sync-data-csum" "$tmp/err" &&
+  ok "run sb-nosec: exit 2, the shipped names listed" || fail "run sb-nosec: exit $code: $(head -c 300 "$tmp/err")"
+
+# One experiment per seed thread, each with the thread's claim; the figure quoted.
+for pair in "sb-nosec-dio:59%" "sync-data-csum:4882" "writeback-inhibition:-27.0%"; do
+  name=${pair%%:*} figure=${pair#*:}
+  f=configs/experiments/$name.json
+  if jq -e --arg fig "$figure" '(.claim.thread | test("seeds/00[034]")) and (.claim.figure | contains($fig))' "$f" >/dev/null; then
+    ok "$name quotes its thread's figure ($figure)"
+  else
+    fail "$name: no claim naming its seed thread with the figure $figure"
+  fi
+done
+jq -e '.description | contains("/usr/src/linux-btrfs") and contains("f9a48549a15a") and contains("6.12")' \
+  configs/experiments/writeback-inhibition.json >/dev/null &&
+  ok "writeback-inhibition says which tree it needs and why Debian's sources will not do" ||
+  fail "writeback-inhibition's description does not say how to get its tree"
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]
