@@ -6,6 +6,8 @@
 set -u
 ks="$KS_BINARY_DIR/bin/ksandwich"
 command -v jq >/dev/null || { echo "SKIPPED: jq is not installed (tools/setup.sh --tests)"; exit 77; }
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
+  { echo "SKIPPED: python3-jsonschema is not installed (validate needs it; tools/setup.sh installs it)"; exit 77; }
 [ -e /usr/src/linux-source-6.1.tar.xz ] ||
   { echo "SKIPPED: needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)"; exit 77; }
 cd "$KS_SOURCE_DIR"
@@ -56,6 +58,15 @@ jq -e '.description | contains("/usr/src/linux-btrfs") and contains("f9a48549a15
   configs/experiments/writeback-inhibition.json >/dev/null &&
   ok "writeback-inhibition says which tree it needs and why Debian's sources will not do" ||
   fail "writeback-inhibition's description does not say how to get its tree"
+
+# The README's results table: each bundle behind it validates, and its row gives the bundle's verdict.
+for b in docs/results/*.bundle.json.gz; do
+  name=$(basename "$b" .bundle.json.gz)
+  verdict=$(zcat "$b" | jq -r .verdict)
+  if ! "$ks" validate "$b" >"$tmp/out" 2>&1; then fail "$b does not validate: $(head -c 300 "$tmp/out")"
+  elif grep -F "| \`$name\` (" README.md | grep -q "$verdict"; then ok "$b validates; the README's row says $verdict"
+  else fail "the README's row for $name does not say the bundle's verdict $verdict"; fi
+done
 
 echo "$failures failed"
 [ "$failures" -eq 0 ]
