@@ -19,6 +19,8 @@ page() {
   # help2man names the page after the program's file; the page is NAME.
   sed -i "1,/^\.SH NAME/!b; s/^\.TH [^ ]*/.TH ${name^^}/" "$out/$name.1"
   sed -i "/^\.SH NAME/{n;s/^.* \\\\- /$name \\\\- /}" "$out/$name.1"
+  # The "Exit status:" list that ends every --help is the page's EXIT STATUS section.
+  sed -i 's/^\.SS "Exit status:"$/.SH "EXIT STATUS"/' "$out/$name.1"
   gzip -9n "$out/$name.1"
 }
 
@@ -31,12 +33,10 @@ see_also=$out/see-also.h2m
   echo ".BR ksandwich-agent (1)"
 } >"$see_also"
 
-# EXIT STATUS is the "Exit codes:" paragraph of `ksandwich --help` (one text for both);
-# ENVIRONMENT and FILES name what the code reads (getenv) and keeps.
+# ENVIRONMENT and FILES name what the code reads (getenv) and keeps. (EXIT STATUS comes from
+# each --help's own list.)
 sections=$out/sections.h2m
 {
-  echo "[EXIT STATUS]"
-  "$ks" --help | sed -n '/^Exit codes:/,/^Usage:/{/^Usage:/d;p}' | sed 's/^Exit codes: //'
   cat <<'END'
 [ENVIRONMENT]
 .TP
@@ -76,10 +76,9 @@ the default cache (see KSANDWICH_CACHE).
 END
 } >"$sections"
 
-# The subcommands have their own exit codes where they differ (validate, doctor: in their
-# --help); the main page holds the sections they share.
+# Each subcommand's page has its own exit codes; the main page holds the sections they share.
 see_main=$out/see-main.h2m
-printf '%s\n' "[SEE ALSO]" ".BR ksandwich (1)" "for exit status, environment and files." >"$see_main"
+printf '%s\n' "[SEE ALSO]" ".BR ksandwich (1)" "for the environment and files." >"$see_main"
 
 page ksandwich "benchmark a kernel patch on btrfs in a control/patched/control sandwich" "'$ks'" \
   --include="$sections" --include="$see_also"

@@ -18,6 +18,7 @@ void set_analyze_command(CLI::App& app, Context& context) {
       "analyze", "judge a bundle again with this ksandwich: every estimate, interval, gate and verdict "
                  "re-derived from its experiment, points and raw rows (an old, stale or edited bundle); "
                  "exit codes as for run");
+  set_exit_status(cmd, verdict_exits());
   struct Args {
     std::string bundle, format = "text", out;
   };

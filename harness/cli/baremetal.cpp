@@ -105,6 +105,7 @@ int resume(Context& context) {
 void set_baremetal_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("baremetal", "the bare-metal backend's boot hook: install, uninstall, resume, status");
   cmd->require_subcommand(1);
+  set_exit_status(cmd, {{0, "done"}});
   auto unit_dir = std::make_shared<std::string>(kSystemUnitDir.string());
   auto* in = cmd->add_subcommand("install", "install and enable the systemd unit that goes on with a bare-metal run "
                                             "at boot (state: $KSANDWICH_BAREMETAL_STATE or /var/lib/ksandwich/baremetal)");
@@ -115,6 +116,7 @@ void set_baremetal_command(CLI::App& app, Context& context) {
   un->callback([unit_dir] { uninstall(fs::absolute(*unit_dir)); });
   auto* re = cmd->add_subcommand("resume", "go on with the registered run (`ksandwich run --resume DIR "
                                            "--after-switch`); what the unit runs at boot");
+  set_exit_status(re, verdict_exits());  // the run's
   re->callback([&context] { context.exit_code = resume(context); });
   auto* st = cmd->add_subcommand("status", "the run waiting for the boot hook, and whether the unit is installed");
   st->add_option("--unit-dir", *unit_dir, "where systemd units live")->capture_default_str();

@@ -12,6 +12,7 @@ void set_bisect_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "bisect", "find the first commit of the experiment's git source that is materially slower than "
                 "--good (exit 1 when named; rerun the same command to continue an interrupted one)");
+  set_exit_status(cmd, {{0, "bad vs good shows no regression, nothing to bisect; or --write-experiments wrote the steps"}, {1, "the first bad commit is named"}, {3, "bad vs good is INVALID"}, {4, "bad vs good is INCONCLUSIVE, or skipped commits leave several suspects"}});
   struct Args {
     std::string experiment, out, good, bad, reported_by, write_experiments;
     std::vector<std::string> measured;

@@ -119,6 +119,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
       "build",
       "build one arm's kernel (or every arm of an experiment) into the build cache and print "
       "its identity; asking again with nothing changed builds nothing");
+  ks::cli::set_exit_status(cmd, {{0, "built, or found in the cache"}});
   auto args = std::make_shared<BuildArgs>();
   cmd->add_option("experiment", args->experiment,
                   "experiment file: source, config and each arm's patches come from it");

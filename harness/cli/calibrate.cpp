@@ -12,6 +12,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "calibrate", "measure the noise: run the experiment's control arm alone N times (A/A) and remember "
                    "each workload's between-point spread, which `run` then uses to size confirm runs");
+  set_exit_status(cmd, {{0, "calibrated; the calibration is stored"}, {3, "fewer than two control points measured: nothing stored"}});
   struct Args {
     std::string experiment, out;
     int points = 6;

@@ -10,6 +10,7 @@ void set_cleanup_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "cleanup", "undo what a killed run left on this machine (mounts, loop/zram/brd devices, files in "
                  "/dev/shm, knobs, governor, tracefs), from its journal DIR/logs/journal.jsonl");
+  set_exit_status(cmd, {{0, "nothing left to undo: everything the run had set up is undone"}});
   auto dir = std::make_shared<std::string>();
   cmd->add_option("dir", *dir, "the run's output directory (default: every registered run whose process is gone)");
   cmd->callback([dir, &context] {

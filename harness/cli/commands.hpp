@@ -67,6 +67,14 @@ const CLI::Validator& non_empty_path();
 // as its older spelling. Sets JSON when json is chosen; WHAT says what is printed.
 void add_text_or_json(CLI::App* cmd, bool& json, const std::string& what);
 
+// What a command's exit status says, shown under its --help (and so in its man page): the
+// command's own codes, then those every command shares (2 bad input, 70 a bug, 130 interrupted).
+using ExitCodes = std::vector<std::pair<int, std::string>>;
+// The codes of a command that ends with the verdicts of runs, like `run` (0, 1, 3, 4).
+ExitCodes verdict_exits();
+std::string exit_status_text(const ExitCodes& own);
+void set_exit_status(CLI::App* cmd, const ExitCodes& own);
+
 // For --material-pct: a percentage above 0 and below 100.
 const CLI::Validator& material_pct();
 

@@ -11,6 +11,7 @@ namespace ks::cli {
 void set_compare_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("compare", "the same analysis across two bundles of the same workloads "
                                             "(e.g. last night's and tonight's): A plays control, B patched");
+  set_exit_status(cmd, verdict_exits());
   struct Args {
     std::string before, after, arm = "patched", format = "text";
     std::optional<double> material_pct;

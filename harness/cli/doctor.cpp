@@ -45,6 +45,7 @@ machine::Check accelerator_check(std::string& accel) {
 void set_doctor_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("doctor", "what this machine can do (KVM, QEMU, brd/zram/loop, btrfs, "
                                            "io_uring, tracefs, fio, governor) and what is missing, with the fix");
+  set_exit_status(cmd, {{0, "ready: the main job or the host backend can run here"}, {2, "not ready: the MISSING lines say what to install"}});
   auto as_json = std::make_shared<bool>(false);
   add_text_or_json(cmd, *as_json, "the checks as a table or as JSON");
   cmd->callback([as_json, &context] {

@@ -17,6 +17,7 @@ std::string percent_of(const std::optional<double>& ratio) {
 
 void set_history_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("history", "the history of runs in one SQLite file: add bundles, list, show");
+  set_exit_status(cmd, {{0, "done"}});
   cmd->require_subcommand(1);
   auto db = std::make_shared<std::string>();
   auto bundles = std::make_shared<std::vector<std::string>>();
@@ -25,6 +26,7 @@ void set_history_command(CLI::App& app, Context& context) {
   auto json_out = std::make_shared<bool>(false);
 
   auto* add = cmd->add_subcommand("add", "record bundles (each checked like `validate`; one transaction each)");
+  set_exit_status(add, {{0, "done"}});
   add->add_option("--history", *db, "the history file (created when missing)")->required();
   add->add_option("bundles", *bundles, "bundle.json of finished runs")->required();
   add->callback([db, bundles, &context] {
@@ -39,6 +41,7 @@ void set_history_command(CLI::App& app, Context& context) {
   });
 
   auto* list = cmd->add_subcommand("list", "one line per run, oldest first");
+  set_exit_status(list, {{0, "done"}});
   list->add_option("--history", *db, "the history file")->required();
   list->add_option("--experiment", *experiment, "only this experiment");
   add_text_or_json(list, *json_out, "one line per run, or JSON");
@@ -57,6 +60,7 @@ void set_history_command(CLI::App& app, Context& context) {
   });
 
   auto* show = cmd->add_subcommand("show", "one run: where it ran, what it measured, its bundle");
+  set_exit_status(show, {{0, "done"}});
   show->add_option("--history", *db, "the history file")->required();
   show->add_option("run", *run_id, "the run number `history list` shows")->required();
   add_text_or_json(show, *json_out, "the run as text or JSON");
@@ -94,6 +98,7 @@ void set_history_command(CLI::App& app, Context& context) {
 void set_trend_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("trend", "the tip/baseline ratio night by night from a history, with change "
                                           "points and the commits between the nights either side");
+  set_exit_status(cmd, {{0, "the trend was printed"}});
   struct Args {
     std::string db, experiment, format = "text";
     double material_pct = 1.0;

@@ -1,5 +1,6 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,28 @@ void add_text_or_json(CLI::App* cmd, bool& json, const std::string& what) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--json", json, "the same as --format json");
 }
+
+ExitCodes verdict_exits() {
+  return {{kExitOk, "every workload decided, no material regression"},
+          {kExitRegression, "a material REGRESSION on valid data, even if another workload is INVALID (CI gates on it)"},
+          {kExitPointFailed, "no regression shown and some workload INVALID (a failed point, an unexpected result, "
+                             "kernel health, a direct hit)"},
+          {kExitInconclusive, "no regression shown and some workload INCONCLUSIVE"}};
+}
+
+std::string exit_status_text(const ExitCodes& own) {
+  ExitCodes all = own;
+  for (auto& shared : ExitCodes{{kExitBadInput, "bad input or environment: a message says what and what to do; nothing touched"},
+                                {kExitInternal, "an internal error: a bug in ksandwich, please report it"},
+                                {130, "interrupted (SIGINT, SIGTERM, SIGHUP): what it had set up is undone"}})
+    if (std::none_of(own.begin(), own.end(), [&](auto& o) { return o.first == shared.first; })) all.push_back(shared);
+  std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::string text = "Exit status:";
+  for (auto& [code, meaning] : all) text += fmt::format("\n  {:>3}  {}", code, meaning);
+  return text;
+}
+
+void set_exit_status(CLI::App* cmd, const ExitCodes& own) { cmd->footer(exit_status_text(own)); }
 
 const CLI::Validator& material_pct() {
   static const CLI::Validator v(

@@ -103,15 +103,11 @@ fs::path find_agent() {
 int main(int argc, char** argv) {
   CLI::App app{
       "ksandwich: builds control and patched kernels, runs btrfs workloads in a\n"
-      "control -> patched -> control sandwich and writes a JSON evidence bundle and a report.\n\n"
-      "Exit codes: 0 every workload decided, no material regression; 1 a material\n"
-      "REGRESSION on valid data, even if another workload is INVALID (so CI can gate on it);\n"
-      "2 bad input or environment (a message says what; nothing touched); 3 no regression\n"
-      "shown and some workload INVALID (a failed point, an unexpected result, kernel health,\n"
-      "direct hit); 4 no regression shown and some workload INCONCLUSIVE; 70 an internal\n"
-      "error (a bug in ksandwich: report it); 130 interrupted (SIGINT, SIGTERM, SIGHUP).\n"
-      "The bundle is written in cases 0, 1, 3 and 4. After a\n"
-      "SIGKILL, `ksandwich cleanup DIR` undoes what the run left."};
+      "control -> patched -> control sandwich and writes a JSON evidence bundle and a report."};
+  // Every command's --help ends with its own exit codes; these are `run`'s.
+  app.footer(ks::cli::exit_status_text(ks::cli::verdict_exits()) +
+             "\nThe bundle is written in cases 0, 1, 3 and 4. After a SIGKILL, `ksandwich cleanup DIR`\n"
+             "undoes what the run left.");
   app.set_version_flag("--version", std::string("ksandwich ") + KSANDWICH_VERSION + " (" +
                                         KSANDWICH_GIT_REVISION + ")");
   app.require_subcommand(1);

@@ -14,6 +14,7 @@ namespace ks::cli {
 void set_nightly_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("nightly", "one night: run EXPERIMENT, then add its bundle to the history "
                                             "(exit code as `run`'s)");
+  set_exit_status(cmd, verdict_exits());
   struct Args {
     std::string experiment, db, out;
     bool dry_run = false;

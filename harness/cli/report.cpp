@@ -36,6 +36,7 @@ void add_reply_options(CLI::App* cmd, report::Options& reply) {
 
 void set_report_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("report", "render a bundle again as text, markdown, html or json");
+  set_exit_status(cmd, {{0, "the report was written"}});
   struct Args {
     std::string bundle, format = "text";
     report::Options reply;

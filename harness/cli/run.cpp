@@ -74,6 +74,7 @@ void append_step_summary(const pipeline::RunOptions& o) {
 void set_run_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("run", "run a whole experiment; writes DIR/bundle.json, "
                                         "DIR/report.txt|md|html and logs (resumable)");
+  set_exit_status(cmd, verdict_exits());
   struct Args {
     std::string experiment, out, resume;
     report::Options reply;

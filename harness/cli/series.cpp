@@ -21,6 +21,7 @@ void set_series_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "series", "split a patch series (an mbox) into N experiments: experiment k compares base + patches "
                 "1..k-1 with base + patches 1..k, so each measures what patch k adds");
+  set_exit_status(cmd, {{0, "the series' experiments were written"}});
   struct Args {
     std::string experiment, mbox, out;
   };

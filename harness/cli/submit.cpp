@@ -48,6 +48,7 @@ void set_submit(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "submit", "run experiments (or a `ksandwich series` directory) as Slurm jobs: one job per unique "
                 "kernel build, then one job per experiment on one node after its builds");
+  set_exit_status(cmd, {{0, "the jobs were submitted"}});
   struct Args {
     bool slurm = false;
     std::string partition, dir;
@@ -142,6 +143,9 @@ void set_gather(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "gather", "wait for the jobs of a `submit` directory (or read a `series` directory) and collect their "
                 "bundles into one report; exit code as `run`'s, over every run");
+  auto exits = verdict_exits();  // over every run
+  exits.back().second += "; with --no-wait also while jobs remain";
+  set_exit_status(cmd, exits);
   struct Args {
     std::string dir, format = "text";
     bool no_wait = false;

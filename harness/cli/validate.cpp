@@ -13,6 +13,7 @@ void set_validate_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand(
       "validate", "check a bundle (yours or someone else's): its schema (compiled in), and every "
                   "verdict, estimate, interval and gate recomputed from its raw rows; exit 0 valid, 2 not");
+  set_exit_status(cmd, {{0, "valid: the schema holds and every derived field recomputes"}, {2, "not valid, or not a bundle: the field and what differs are named"}});
   struct Args {
     std::string bundle, format = "text";
   };

@@ -215,10 +215,13 @@ TEST_CASE("the shipped kernel patches apply cleanly to the default source", "[bu
     CHECK(!contains(dry.out, "fuzz"));
     checked.insert(e.path().filename().string());
   }
-  // Every patch a shipped experiment names was among them.
+  // Every patch a shipped experiment on the default source names was among them. (A git
+  // source's experiment names patches for its own tree, which the user supplies with it:
+  // writeback-inhibition.json.)
   int named = 0;
   for (auto& e : fs::directory_iterator(ks::test::source_dir() / "configs/experiments")) {
     auto experiment = nlohmann::json::parse(ks::read_file(e.path()));
+    if (experiment.value("source", nlohmann::json::object()).value("kind", "") == "git") continue;
     for (auto& [arm, spec] : experiment["arms"].items())
       for (auto& patch : spec.value("patches", nlohmann::json::array())) {
         INFO(e.path().filename().string() << " arm " << arm);

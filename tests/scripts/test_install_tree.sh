@@ -56,10 +56,11 @@ if command -v help2man >/dev/null; then
     [ -f "$page" ] || { fail "no man page $page"; continue; }
     zcat "$page" | grep -q '^\.SH OPTIONS' || fail "$page has no OPTIONS section"
     zcat "$page" | grep -qi "^ksandwich$sub \\\\- " || fail "$page is not named ksandwich$sub"
+    # Every page: its command's exit codes (its --help's list), internal errors included.
+    zcat "$page" | sed -n '/^\.SH "EXIT STATUS"/,/^\.SH/p' | grep -A1 '^70$' | grep -q 'an internal error' ||
+      fail "$page has no EXIT STATUS section with the internal-error code"
     if [ -z "$sub" ]; then
-      # Exit status (the --help paragraph, internal errors included), environment and files.
-      zcat "$page" | sed -n '/^\.SH "EXIT STATUS"/,/^\.SH/p' | grep -q '70 an internal' ||
-        fail "$page has no EXIT STATUS section with the internal-error code"
+      # Environment and files.
       zcat "$page" | grep -q '^\.SH ENVIRONMENT' && zcat "$page" | grep -q '^\.B KSANDWICH_CACHE' ||
         fail "$page has no ENVIRONMENT section naming KSANDWICH_CACHE"
       zcat "$page" | grep -q '^\.SH FILES' || fail "$page has no FILES section"
