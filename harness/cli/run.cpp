@@ -41,6 +41,24 @@ std::filesystem::path experiment_path(const std::string& experiment, const std::
                                 : "give the path of an experiment file, or one of the shipped names: " + fmt::format("{}", fmt::join(names, ", ")));
 }
 
+// The experiment in FILE with its patched arm's patches replaced by PATCHES (made absolute: the
+// bundle keeps them, and a resumed run reads them there).
+nlohmann::json with_patches(const std::filesystem::path& file, const std::vector<std::string>& patches) {
+  namespace fs = std::filesystem;
+  auto raw = experiment::parse_file(file).raw;
+  auto list = nlohmann::json::array();
+  for (auto& p : patches) {
+    std::error_code ec;
+    auto path = fs::absolute(p).lexically_normal();
+    if (!fs::is_regular_file(path, ec))
+      throw UserError("--patch " + p + " is not a file",
+                      "give a patch file: a diff, `git format-patch` output or a saved mailbox of a series");
+    list.push_back(path.string());
+  }
+  raw["arms"]["patched"]["patches"] = list;
+  return raw;
+}
+
 }  // namespace
 
 pipeline::RunOptions fresh_run_options(const std::string& experiment, const std::string& out,
@@ -77,6 +95,7 @@ void set_run_command(CLI::App& app, Context& context) {
   set_exit_status(cmd, verdict_exits());
   struct Args {
     std::string experiment, out, resume;
+    std::vector<std::string> patches;
     report::Options reply;
     bool dry_run = false;
     bool after_switch = false;
@@ -86,7 +105,13 @@ void set_run_command(CLI::App& app, Context& context) {
                   "experiment file, or the name of a shipped one (default, sb-nosec-dio, ...: configs/experiments/NAME.json)");
   cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)")
       ->check(non_empty_path());
-  cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
+  auto* resume =
+      cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
+  cmd->add_option("--patch", args->patches,
+                  "FILE (repeatable, in order): the patched arm's patches instead of the experiment's: a diff, "
+                  "`git format-patch` output or a saved mailbox of a series; the experiment's kernel, workloads "
+                  "and plan stay")
+      ->excludes(resume);
   cmd->add_flag("--after-switch", args->after_switch,
                 "with --resume: the run goes on after a bare-metal kernel switch (the boot hook `ksandwich "
                 "baremetal resume` passes it); its failed points stay failed")
@@ -109,6 +134,7 @@ void set_run_command(CLI::App& app, Context& context) {
       throw UserError("run needs an experiment", "ksandwich run default (configs/experiments/default.json), or --resume DIR");
     } else {
       o = fresh_run_options(args->experiment, args->out, context.repo_dir);
+      if (!args->patches.empty()) o.experiment = with_patches(o.experiment_file, args->patches);
     }
     o.dry_run = args->dry_run;
     o.reply = args->reply;

@@ -44,6 +44,25 @@ code=$?
 [ "$code" -eq 2 ] && grep -q "no shipped experiment of that name" "$tmp/err" && grep -q "sb-nosec-dio, sync-data-csum" "$tmp/err" &&
   ok "run sb-nosec: exit 2, the shipped names listed" || fail "run sb-nosec: exit $code: $(head -c 300 "$tmp/err")"
 
+# Your patch on a shipped experiment's kernel and workloads: the plan names it, not the shipped
+# one; a relative path is taken from where you run; a missing file is exit 2; not with --resume.
+noop=$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch
+(cd "$KS_SOURCE_DIR/kernel-patches" && "$ks" run default --patch btrfs-noop-comment.patch --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+if [ "$code" -eq 0 ] && grep -q "^  patched: .* + $noop\$" "$tmp/out" && ! grep -q "btrfs-drop-sb-nosec" "$tmp/out"; then
+  ok "run default --patch FILE: the patched arm is that patch"
+else
+  fail "run default --patch FILE: exit $code, plan: $(grep -m2 'patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
+fi
+(cd "$tmp" && "$ks" run default --patch no-such.patch --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+[ "$code" -eq 2 ] && grep -q "no-such.patch is not a file" "$tmp/err" && ok "run --patch of a missing file: exit 2" ||
+  fail "run --patch no-such.patch: exit $code: $(head -c 300 "$tmp/err")"
+"$ks" run --resume "$tmp" --patch "$noop" >"$tmp/out" 2>"$tmp/err"
+code=$?
+[ "$code" -eq 2 ] && grep -qi "excludes" "$tmp/err" && ok "run --resume with --patch: exit 2" ||
+  fail "run --resume with --patch: exit $code: $(head -c 300 "$tmp/err")"
+
 # One experiment per seed thread, each with the thread's claim; the figure quoted.
 for pair in "sb-nosec-dio:59%" "sync-data-csum:4882" "writeback-inhibition:-27.0%"; do
   name=${pair%%:*} figure=${pair#*:}
