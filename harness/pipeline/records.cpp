@@ -26,7 +26,7 @@ std::vector<evidence::Row> rows_from_agent(const std::vector<json>& records, int
     row.error = r.value("error", std::string());
     if (r.contains("fio")) row.fio = r["fio"];
     row.extra = json::object();
-    for (const char* key : {"cpu", "clock", "canary_ns", "counters"})
+    for (const char* key : {"cpu", "clock", "canary_ns", "counters", "per_second_bytes"})
       if (r.contains(key)) row.extra[key] = r[key];
     rows.push_back(std::move(row));
   }

@@ -105,6 +105,7 @@ class Builder {
   void plots();
   // Hardware counters per op beside the clock, or why the rounds have none.
   void counters();
+  void within_rounds();
   std::string rounds_phrase(const std::vector<const WorkloadAnalysis*>& group) const;
   void results();
   // What the design cannot show, once per note, naming the workloads when not all.

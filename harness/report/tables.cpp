@@ -84,8 +84,40 @@ void Builder::results() {
   }
   semantic();
   counters();
+  within_rounds();
   for (auto& w : workloads) verdict_line(w);
   notes();
+}
+
+// The dips a round's mean hides (seeds/004: "going down as low as 1100MB/s"): each arm's
+// throughput in every whole second of its measured rounds, where the agent sampled it.
+void Builder::within_rounds() {
+  std::map<std::string, std::map<std::string, std::vector<double>>> mib;  // workload -> arm -> MiB/s
+  for (auto& r : b_.rows) {
+    if (r.warmup || !r.error.empty() || !r.extra.is_object() || !r.extra.contains("per_second_bytes")) continue;
+    const auto& s = r.extra["per_second_bytes"];
+    if (!s.is_array()) continue;
+    for (auto& v : s)
+      if (v.is_number() && std::isfinite(v.get<double>())) mib[r.workload][r.arm].push_back(v.get<double>() / (1 << 20));
+  }
+  for (auto& [workload, arms] : mib) {
+    std::vector<std::string> parts;
+    for (const auto& arm : {control_, patched_})
+      if (auto it = arms.find(arm); it != arms.end() && !it->second.empty()) {
+        auto v = it->second;
+        std::sort(v.begin(), v.end());
+        double mean = 0, var = 0;
+        for (double x : v) mean += x / static_cast<double>(v.size());
+        for (double x : v) var += (x - mean) * (x - mean) / static_cast<double>(v.size() > 1 ? v.size() - 1 : 1);
+        parts.push_back(fmt::format("{} min {:.1f}, median {:.1f}, sd {:.0f}% of the mean over {} seconds", arm,
+                                    v.front(), v[v.size() / 2], mean > 0 ? 100 * std::sqrt(var) / mean : 0.0,
+                                    v.size()));
+      }
+    if (!parts.empty())
+      paragraph(workload_label(workload) + ": throughput in each second of the measured rounds, MiB/s: " +
+                    join(parts, "; ") + ".",
+                "ks-within-rounds");
+  }
 }
 
 // perf-stat lines beside the clock (LKP prints them under its %change table): each

@@ -50,6 +50,7 @@ Json round_record(const RoundContext& c, const RoundResult& r) {
   }
   if (auto error = round_error(r)) j["error"] = *error;
   if (r.fio) j["fio"] = *r.fio;
+  if (!r.per_second_bytes.empty()) j["per_second_bytes"] = r.per_second_bytes;
   return j;
 }
 

@@ -27,6 +27,9 @@ struct RoundResult {
   std::optional<double> iops;
   std::optional<double> bytes_per_s;
   std::optional<Json> fio;
+  // Throughput in each whole second of the timed region (buffered-write's writes): the dips a
+  // round's mean hides. Empty: not sampled.
+  std::vector<double> per_second_bytes;
   uint64_t canary_ns = 0;   // the slower of the canaries timed just before and just after
   std::string counters_unavailable;  // why clock.counters is empty, when it is
 };

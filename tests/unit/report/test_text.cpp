@@ -462,3 +462,19 @@ TEST_CASE("text: the thread's claim beside the verdict, and whether this run had
   CHECK_THAT(out, Contains("The thread: btrfs: set SB_NOSEC"));
   CHECK_THAT(out, !Contains("show it"));
 }
+
+TEST_CASE("text: throughput in each second of the rounds, where the agent sampled it (the dips of seeds/004)") {
+  auto b = ks::test::make_sample_bundle();
+  const double mib = 1 << 20;
+  for (auto& r : b.rows)
+    if (r.workload == "clone")
+      r.extra["per_second_bytes"] = r.arm == "control" ? nlohmann::json{100 * mib, 40 * mib, 100 * mib}
+                                                       : nlohmann::json{100 * mib, 98 * mib, 102 * mib};
+  auto out = flat(text_of(b));
+  // Over every measured round of the arm: control's two points of 15 rounds, 90 seconds, a
+  // third of them 40 (mean 80, sd 28.4: 36%); patched's 45 seconds of 98, 100, 102 (2%).
+  CHECK_THAT(out, Contains("clone 4 KiB: throughput in each second of the measured rounds, MiB/s: control min "
+                           "40.0, median 100.0, sd 36% of the mean over 90 seconds; patched min 98.0, median 100.0, "
+                           "sd 2% of the mean over 45 seconds."));
+  CHECK_THAT(out, !Contains("dedupe 4 KiB: throughput in each second"));  // not sampled there
+}
