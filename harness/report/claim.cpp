@@ -22,6 +22,8 @@ unsigned positive(const json& object, const char* key, unsigned fallback) {
 
 std::string cpus(unsigned n) { return fmt::format("{} CPU{}", n, n == 1 ? "" : "s"); }
 
+json claim_of(const json& experiment) { return experiment.is_object() ? experiment.value("claim", json()) : json(); }
+
 }  // namespace
 
 Builder::Parallel Builder::parallel_cpus() const {
@@ -42,7 +44,7 @@ Builder::Parallel Builder::parallel_cpus() const {
 }
 
 std::optional<std::string> Builder::claim_out_of_reach() const {
-  const json claim = b_.experiment.is_object() ? b_.experiment.value("claim", json()) : json();
+  const json claim = claim_of(b_.experiment);
   unsigned needs = positive(claim, "parallel_cpus", 1);
   auto had = parallel_cpus();
   if (needs <= had.cpus) return std::nullopt;
@@ -50,7 +52,7 @@ std::optional<std::string> Builder::claim_out_of_reach() const {
 }
 
 void Builder::claim() {
-  const json claim = b_.experiment.is_object() ? b_.experiment.value("claim", json()) : json();
+  const json claim = claim_of(b_.experiment);
   if (!claim.is_object()) return;
   auto thread = first_of(claim, {"thread"}), figure = first_of(claim, {"figure"});
   if (thread.empty() || figure.empty()) return;

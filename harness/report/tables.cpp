@@ -10,6 +10,7 @@
 
 #include "report/builder.hpp"
 #include "report/format.hpp"
+#include "stats/summary.hpp"
 
 namespace ks::report::detail {
 
@@ -104,14 +105,9 @@ void Builder::within_rounds() {
     std::vector<std::string> parts;
     for (const auto& arm : {control_, patched_})
       if (auto it = arms.find(arm); it != arms.end() && !it->second.empty()) {
-        auto v = it->second;
-        std::sort(v.begin(), v.end());
-        double mean = 0, var = 0;
-        for (double x : v) mean += x / static_cast<double>(v.size());
-        for (double x : v) var += (x - mean) * (x - mean) / static_cast<double>(v.size() > 1 ? v.size() - 1 : 1);
-        parts.push_back(fmt::format("{} min {:.1f}, median {:.1f}, sd {:.0f}% of the mean over {} seconds", arm,
-                                    v.front(), v[v.size() / 2], mean > 0 ? 100 * std::sqrt(var) / mean : 0.0,
-                                    v.size()));
+        auto s = stats::summarize(it->second);
+        parts.push_back(fmt::format("{} min {:.1f}, median {:.1f}, sd {:.0f}% of the mean over {} seconds", arm, s.min,
+                                    s.median, s.mean > 0 ? 100 * s.stddev / s.mean : 0.0, s.n));
       }
     if (!parts.empty())
       paragraph(workload_label(workload) + ": throughput in each second of the measured rounds, MiB/s: " +
