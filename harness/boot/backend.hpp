@@ -40,6 +40,7 @@ struct PointResult {
   nlohmann::json environment;  // noise controls read back
   nlohmann::json health;       // kernel log findings
   nlohmann::json direct_hit;   // ftrace counts
+  nlohmann::json profile;      // function profiles, one entry per workload (trace/profile.hpp)
   std::string log;             // relative to bundle_dir
   std::string console_tail;
   // A point that spans a kernel switch (bare metal) is timed by the backend, across the

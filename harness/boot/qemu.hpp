@@ -18,6 +18,7 @@
 
 #include "boot/accel.hpp"
 #include "boot/backend.hpp"
+#include "trace/profile.hpp"
 #include "boot/initramfs.hpp"
 #include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
@@ -103,6 +104,9 @@ struct GuestReport {
   // The direct-hit pass: tracefs texts as the guest read them ("text" records) and
   // the method it used ("trace" record). Absent when the plan traced nothing.
   std::optional<trace::TraceCapture> trace;
+  // The profiling pass: per workload, a "profile" record (the agent's exit status) and the
+  // "text" records of files "profile:<id>:agent" and "profile:<id>:function<cpu>".
+  std::vector<trace::ProfileCapture> profiles;
   std::optional<std::string> kernel_log;  // the guest's dmesg at the end ("text" records)
   std::optional<std::string> console;     // bare metal: what init printed ("text" records)
   int unreadable_lines = 0;  // not JSON (e.g. the last line cut by a kill)

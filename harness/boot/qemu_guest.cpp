@@ -177,6 +177,18 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
     auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + id, kGuestFioJobs, !clock.deterministic);
     plan += "  run_pass " + shell_quote(id) + " " + shell_line(argv) + "\n";
   }
+  plan += "}\n";
+  if (!e.profile) return plan;
+
+  // The profiling pass: the same short workloads, each under the function profiler alone.
+  plan += "\nKS_PROFILE_FILTER=" + shell_quote(join(trace::profile_filter(), " ")) + "\n"
+          "ks_profile_pass() {\n";
+  for (auto& w : pass.workloads) {
+    auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + w.id() + "-profile", kGuestFioJobs,
+                           !clock.deterministic);
+    append(argv, {"--profile-switch", "/sys/kernel/tracing/function_profile_enabled"});
+    plan += "  profile_workload " + shell_quote(w.id()) + " " + shell_line(argv) + "\n";
+  }
   return plan + "}\n";
 }
 
@@ -214,9 +226,27 @@ GuestReport parse_guest_results(std::string_view text) {
       if (!report.trace) report.trace.emplace();
       report.trace->method = string_field(j, "method");
       report.trace->failure = string_field(j, "failure");
+    } else if (type == "profile") {  // a workload's profiling pass; its texts follow
+      report.profiles.push_back({string_field(j, "id"), -1, {}, {}});
+      auto status = j.find("status");
+      if (status != j.end() && status->is_number_integer()) report.profiles.back().status = status->get<int>();
     } else if (type == "text") {  // one line of a file the guest read
       auto file = string_field(j, "file");
       auto text = string_field(j, "text") + "\n";
+      if (starts_with(file, "profile:")) {  // profile:<id>:agent | profile:<id>:function<cpu>
+        auto part = file.substr(file.rfind(':') + 1);
+        auto& p = report.profiles;
+        if (p.empty() || file != "profile:" + p.back().workload + ":" + part) {
+          ++report.unreadable_lines;
+        } else if (part == "agent") {
+          p.back().agent_output += text;
+        } else {
+          if (file != trace_file) p.back().stats.emplace_back();
+          p.back().stats.back() += text;
+        }
+        trace_file = file;
+        continue;
+      }
       if (file == "dmesg") {
         report.kernel_log = report.kernel_log.value_or("") + text;
         continue;
@@ -367,6 +397,18 @@ PointResult guest_point_result(const PointContext& ctx, const GuestRun& guest, c
     trace::TraceCapture capture;
     capture.failure = "the guest sent no direct-hit records (the point ended before the pass)";
     result.direct_hit = trace::to_json(trace::count_calls(targets, report.trace.value_or(capture)));
+  }
+  if (e.profile) {
+    result.profile = json::array();
+    for (auto& w : e.workloads) {
+      auto sent = std::find_if(report.profiles.begin(), report.profiles.end(),
+                               [&](auto& p) { return p.workload == w.id(); });
+      result.profile.push_back(sent != report.profiles.end()
+                                   ? trace::profile_entry(*sent)
+                                   : json{{"workload", w.id()},
+                                          {"failure", "the guest sent no profile of it (a kernel without the function "
+                                                      "profiler, or the point ended before the pass: see its log)"}});
+    }
   }
   if (auto failure = guest_failure(guest)) {
     result.status = "failed";

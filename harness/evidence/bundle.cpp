@@ -56,6 +56,7 @@ json point_json(const Point& p) {
          {"environment", p.environment.is_null() ? json::object() : p.environment},
          {"health", p.health.is_null() ? json::object() : p.health},
          {"direct_hit", p.direct_hit.is_null() ? json::array() : p.direct_hit}};
+  if (p.profile.is_array()) j["profile"] = p.profile;
   if (!p.failure.empty()) j["failure"] = p.failure;
   if (!p.console_tail.empty()) j["console_tail"] = p.console_tail;
   return j;
@@ -78,6 +79,7 @@ Point point_from(const json& j) {
   p.environment = get_json(j, "environment");
   p.health = get_json(j, "health");
   p.direct_hit = get_json(j, "direct_hit");
+  p.profile = get_json(j, "profile");
   return p;
 }
 

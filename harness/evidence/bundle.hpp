@@ -56,6 +56,7 @@ struct Point {
   nlohmann::json environment;      // noise controls read back: cpu, clocksource, preempt, ...
   nlohmann::json health;           // kernel log findings
   nlohmann::json direct_hit;       // ftrace call counts
+  nlohmann::json profile;          // function profiles per workload (trace/profile.hpp); null: none
 };
 
 struct Gate {

@@ -530,6 +530,7 @@ Experiment parse(const json& j) {
     gr.get_number("material_pct", e.gates.material_pct, 0, false, b::kMaxPct);
     gr.reject_unknown();
   }
+  r.get("profile", e.profile);
   if (auto* hits = r.find("direct_hits")) {
     if (!hits->is_array()) r.fail("direct_hits", "must be an array");
     for (size_t i = 0; i < hits->size(); ++i) {

@@ -559,6 +559,7 @@ int run(const RunOptions& o) {
     point.environment = result.environment;
     point.health = result.health;
     point.direct_hit = result.direct_hit;
+    point.profile = result.profile;
     point.log = result.log;
     point.console_tail = result.console_tail;
     point.finished_at = now_utc_iso8601();

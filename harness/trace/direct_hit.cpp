@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "analysis/gate_kind.hpp"
@@ -101,14 +102,27 @@ std::vector<std::string> symbols_for(const std::string& function,
   return symbols;
 }
 
-std::map<std::string, uint64_t> parse_function_profile(std::string_view text) {
-  std::map<std::string, uint64_t> hits;
+std::vector<std::pair<std::string, ProfileLine>> parse_function_profile_lines(std::string_view text) {
+  std::vector<std::pair<std::string, ProfileLine>> lines;
   for (auto line : lines_of(text)) {
     auto words = words_of(line);
-    uint64_t n = 0;
-    if (words.size() < 2 || !parse_count(words[1], n)) continue;  // headers, "---" rules
-    hits[std::string(words[0])] += n;
+    ProfileLine p;
+    if (words.size() < 2 || !parse_count(words[1], p.calls)) continue;  // headers, "---" rules
+    // With the graph tracer: total time "123.456 us" (whole us from 7 digits on).
+    double us = 0;
+    if (words.size() >= 4 && words[3] == "us") {
+      auto [end, ec] = std::from_chars(words[2].data(), words[2].data() + words[2].size(), us);
+      if (ec == std::errc() && end == words[2].data() + words[2].size() && us >= 0)
+        p.own_ns = static_cast<uint64_t>(std::llround(us * 1000));
+    }
+    lines.emplace_back(std::string(words[0]), p);
   }
+  return lines;
+}
+
+std::map<std::string, uint64_t> parse_function_profile(std::string_view text) {
+  std::map<std::string, uint64_t> hits;
+  for (auto& [name, line] : parse_function_profile_lines(text)) hits[name] += line.calls;
   return hits;
 }
 

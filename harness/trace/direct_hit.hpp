@@ -5,6 +5,7 @@
 // FunctionCounter and the QEMU guest's captured tracefs files go through the same code.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -59,6 +60,14 @@ std::vector<std::string> symbols_for(const std::string& function,
 // trace_stat/function<cpu> of the function profiler: "  <name, cut to 30 chars>  <hits>
 // [time avg s^2]". Returns name -> hits; sums lines that repeat a (cut) name.
 std::map<std::string, uint64_t> parse_function_profile(std::string_view text);
+
+// The same file line by line: calls and, with the graph tracer, the time column in ns
+// (the function's own time when options/graph-time is 0).
+struct ProfileLine {
+  uint64_t calls = 0;
+  std::optional<uint64_t> own_ns;
+};
+std::vector<std::pair<std::string, ProfileLine>> parse_function_profile_lines(std::string_view text);
 
 // The width at which trace_stat cuts function names ("%-30.30s").
 inline constexpr size_t kProfileNameWidth = 30;

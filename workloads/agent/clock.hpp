@@ -31,6 +31,7 @@ inline int64_t clock_ns(clockid_t clock) {
 class Stopwatch {
  public:
   void start() {
+    ProfileSwitch::process().on();
     Counters::process().start();
     raw_start_ = clock_ns(CLOCK_MONOTONIC_RAW);
     mono_start_ = clock_ns(CLOCK_MONOTONIC);
@@ -38,7 +39,9 @@ class Stopwatch {
   ClockSpan stop() const {
     int64_t mono_end = clock_ns(CLOCK_MONOTONIC);
     int64_t raw_end = clock_ns(CLOCK_MONOTONIC_RAW);
-    return {mono_end - mono_start_, raw_end - raw_start_, Counters::process().stop()};
+    ClockSpan span{mono_end - mono_start_, raw_end - raw_start_, Counters::process().stop()};
+    ProfileSwitch::process().off();
+    return span;
   }
   int64_t monotonic_start() const { return mono_start_; }
 

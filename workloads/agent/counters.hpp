@@ -33,4 +33,21 @@ class Counters {
   std::string why_;
 };
 
+// --profile-switch FILE: "1" is written to FILE as a round's timed region starts and "0" as it
+// ends, outside the clock and counter readings, so that a profiler switched by it (ftrace's
+// function_profile_enabled, which starts from zero when switched on) counts the timed
+// operations and nothing else. Without the option it does nothing.
+class ProfileSwitch {
+ public:
+  static ProfileSwitch& process();
+  std::string open(const std::string& path);  // "" or why FILE cannot be opened for writing
+  void on();
+  void off();
+
+ private:
+  ProfileSwitch() = default;
+  void write(const char* value);
+  int fd_ = -1;
+};
+
 }  // namespace ks::agent

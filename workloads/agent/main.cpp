@@ -45,6 +45,10 @@ int run(const Options& o) {
   const std::string name(workload_name(o.workload));
   auto workload = make_workload(o);
   Counters::process();  // opened before any round starts its threads, so they inherit them
+  if (!o.profile_switch.empty())
+    if (auto why = ProfileSwitch::process().open(o.profile_switch); !why.empty())
+      throw ks::UserError("--profile-switch " + o.profile_switch + ": " + why,
+                      "give the function profiler's switch, e.g. /sys/kernel/tracing/function_profile_enabled");
   try {
     workload->prepare();
   } catch (const Unsupported& e) {

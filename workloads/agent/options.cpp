@@ -31,6 +31,9 @@ void add_common(CLI::App& sub, Options& o) {
   sub.add_option("--warmup", o.warmup, "Warm-up rounds before the measured ones")->capture_default_str();
   sub.add_option("--cpu", o.cpu, "Pin to this CPU (-1: do not pin)")->capture_default_str();
   sub.add_option("--out", o.out, "Write the JSON lines to this file instead of stdout");
+  sub.add_option("--profile-switch", o.profile_switch,
+                 "Write 1 to this file as each round's timed operations start and 0 as they end (ftrace's "
+                 "function_profile_enabled: the function profiler then counts those operations only)");
   sub.add_flag("--no-canary{false}", o.canary,
                "Do not time the CPU canary around each round: under a deterministic clock (QEMU's instruction "
                "count) a busy host cannot disturb a round, and the canary costs two 40-million-instruction loops");

@@ -23,6 +23,7 @@ struct Options {
   int64_t warmup = 0;
   int64_t cpu = -1;      // -1: do not pin
   std::string out;       // empty: stdout
+  std::string profile_switch;  // written 1 / 0 around each round's timed region (counters.hpp)
   bool canary = true;    // time the CPU canary around each round (off: a deterministic clock)
   // clone, dedupe
   int64_t ops = 10000;

@@ -297,7 +297,48 @@ direct_hits() {
   emit "{\"type\":\"trace\",\"method\":\"function_profiler\"}"
 }
 
+# Called by ks_profile_pass (the plan), once per workload: the agent runs the workload's
+# short pass and switches the profiler on (which resets its counts) for the round's timed
+# operations only (--profile-switch); then every CPU's counts go to the port.
+profile_workload() {
+  id=$1
+  shift
+  mkdir -p "/mnt/$id-profile"
+  "$@" >/tmp/profile-agent
+  status=$?
+  emit "{\"type\":\"profile\",\"id\":$(json_str "$id"),\"status\":$status}"
+  emit_text "profile:$id:agent" </tmp/profile-agent
+  for stat in "$t"/trace_stat/function[0-9]*; do
+    emit_text "profile:$id:${stat##*/}" <"$stat"
+  done
+}
+
+# After the direct-hit pass: calls and own time of every function the filter's globs match
+# (the plan's KS_PROFILE_FILTER), one workload at a time. graph-time 0: a function's time
+# leaves out the profiled functions it calls; sleep-time 0: and the time it slept.
+profiles() {
+  t=/sys/kernel/tracing
+  if [ ! -w "$t/function_profile_enabled" ]; then
+    say "profiling pass: this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs"
+    return
+  fi
+  : >"$t/set_ftrace_filter"
+  set -f  # the globs are for tracefs, not for the shell
+  for glob in $KS_PROFILE_FILTER; do echo "$glob" >>"$t/set_ftrace_filter" 2>/dev/null; done
+  set +f
+  if ! grep -qv '^#' "$t/set_ftrace_filter"; then
+    say "profiling pass: no function matched the filter"
+    return
+  fi
+  for option in graph-time sleep-time; do
+    [ -w "$t/options/$option" ] && echo 0 >"$t/options/$option"
+  done
+  ks_profile_pass
+  : >"$t/set_ftrace_filter"
+}
+
 ks_workloads
 [ -n "$KS_TRACE_FUNCTIONS" ] && direct_hits
+[ -n "$KS_PROFILE_FILTER" ] && profiles
 umount /mnt || finish 5 "umount /mnt failed"
 finish 0 "ok"
