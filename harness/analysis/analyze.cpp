@@ -8,6 +8,7 @@
 #include "analysis/decision.hpp"
 #include "analysis/gates.hpp"
 #include "analysis/inference.hpp"
+#include "analysis/profile.hpp"
 #include "analysis/samples.hpp"
 #include "analysis/sandwich.hpp"
 #include "analysis/verdict.hpp"
@@ -245,6 +246,7 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
     w.gates_failed = failed_gate_names(w, a.gates, workloads, ran);
     if (judged[i].decision) fill_decision(w, *judged[i].decision);
     decide(w, judged[i].decision, judged[i].significant, options, drifts[i], tails[i]);
+    w.profile = compare_profiles(points, rows, w.workload, options.control_arm, options.patched_arm);
   }
   a.verdict = overall_verdict(a.workloads, a.gates, options.material_pct);
   return a;

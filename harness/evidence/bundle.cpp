@@ -168,6 +168,41 @@ void to_json(json& j, const WorkloadAnalysis& w) {
   put_opt(j, "mde_pct", w.mde_pct);
   if (!w.mde_basis.empty()) j["mde_basis"] = w.mde_basis;
   put_opt(j, "blocks_needed", w.blocks_needed);
+  put_opt(j, "profile", w.profile);
+}
+
+void to_json(json& j, const FunctionChange& f) {
+  j = {{"function", f.function},         {"control_calls", f.control_calls}, {"patched_calls", f.patched_calls},
+       {"control_own", f.control_own},   {"patched_own", f.patched_own},     {"change_se", f.change_se}};
+}
+
+void to_json(json& j, const ProfileComparison& c) {
+  j = {{"control_points", c.control_points},   {"patched_points", c.patched_points},
+       {"cost_per_call", c.cost_per_call},     {"own_cost_per_call", c.own_cost_per_call},
+       {"measured_change", c.measured_change}, {"profiled_change", c.profiled_change},
+       {"calls_changed", c.calls_changed},     {"functions", c.functions}};
+  put_opt(j, "calls_changed_share_pct", c.calls_changed_share_pct);
+}
+
+void from_json(const json& j, ProfileComparison& c) {
+  c.control_points = j.at("control_points").get<int>();
+  c.patched_points = j.at("patched_points").get<int>();
+  c.cost_per_call = j.at("cost_per_call").get<double>();
+  c.own_cost_per_call = get_or(j, "own_cost_per_call", 0.0);
+  c.measured_change = j.at("measured_change").get<double>();
+  c.profiled_change = j.at("profiled_change").get<double>();
+  c.calls_changed = get_or(j, "calls_changed", 0);
+  c.calls_changed_share_pct = get_opt<double>(j, "calls_changed_share_pct");
+  c.functions = j.at("functions").get<std::vector<FunctionChange>>();
+}
+
+void from_json(const json& j, FunctionChange& f) {
+  f.function = j.at("function").get<std::string>();
+  f.control_calls = j.at("control_calls").get<double>();
+  f.patched_calls = j.at("patched_calls").get<double>();
+  f.control_own = j.at("control_own").get<double>();
+  f.patched_own = j.at("patched_own").get<double>();
+  f.change_se = get_or(j, "change_se", 0.0);
 }
 
 void from_json(const json& j, WorkloadAnalysis& w) {
@@ -206,6 +241,7 @@ void from_json(const json& j, WorkloadAnalysis& w) {
   w.mde_pct = get_opt<double>(j, "mde_pct");
   w.mde_basis = get_or<std::string>(j, "mde_basis", "");
   w.blocks_needed = get_opt<int>(j, "blocks_needed");
+  w.profile = get_opt<ProfileComparison>(j, "profile");
   w.rows = get_or<uint64_t>(j, "rows", 0);
   w.unexpected_results = get_or<uint64_t>(j, "unexpected_results", 0);
   w.failed_rounds = get_or<uint64_t>(j, "failed_rounds", 0);

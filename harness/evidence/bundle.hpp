@@ -104,6 +104,32 @@ struct Interval {
 // set); a report says "more than" when it is reached.
 inline constexpr int kMaxBlocksNeeded = 200;
 
+// One function of a workload's profile comparison (analysis/profile.hpp). Per op, means
+// over each arm's points; own time in the clock's unit (instructions under -icount), less
+// the part of the profiler's cost that falls inside each call (own_cost_per_call).
+struct FunctionChange {
+  std::string function;                     // as trace_stat prints it (cut to 30 characters)
+  double control_calls = 0, patched_calls = 0;  // per op
+  double control_own = 0, patched_own = 0;      // per op
+  double change_se = 0;                     // standard error of patched_own - control_own, over the points
+};
+
+// A workload's profiles compared: what its profiling passes say changed, and where.
+struct ProfileComparison {
+  int control_points = 0, patched_points = 0;  // points with a profile of this workload
+  double cost_per_call = 0;      // the profiler's whole cost per traced call (mean over the points)
+  double own_cost_per_call = 0;  // the part of it inside the call's own time; the rest falls in the caller's
+  double measured_change = 0;    // the rounds: patched - control, per op (means of point medians)
+  // Every profiled function's own-time change, summed, less the profiler's cost of the calls
+  // that changed: per op.
+  double profiled_change = 0;
+  // The functions whose calls per op changed (new on the path, gone, more or fewer calls):
+  // how many, and the share of measured_change their own time accounts for.
+  int calls_changed = 0;
+  std::optional<double> calls_changed_share_pct;
+  std::vector<FunctionChange> functions;  // the largest own-time changes, largest first
+};
+
 struct WorkloadAnalysis {
   std::string workload;
   std::string metric;            // ns_per_op | iops | bytes_per_s
@@ -161,6 +187,7 @@ struct WorkloadAnalysis {
   bool material = false;
   std::vector<std::string> gates_failed;
   std::vector<std::string> notes;  // what this design cannot show (e.g. one patched point)
+  std::optional<ProfileComparison> profile;  // when both arms' points have profiles of it
 };
 
 struct Analysis {
@@ -220,6 +247,10 @@ void from_json(const nlohmann::json& j, PointSummary& s);
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BlockRatio, block, control_point, patched_point, control,
                                    patched, ratio)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DroppedBlock, block, reason)
+void to_json(nlohmann::json& j, const FunctionChange& f);
+void from_json(const nlohmann::json& j, FunctionChange& f);
+void to_json(nlohmann::json& j, const ProfileComparison& c);
+void from_json(const nlohmann::json& j, ProfileComparison& c);
 void to_json(nlohmann::json& j, const WorkloadAnalysis& w);
 void from_json(const nlohmann::json& j, WorkloadAnalysis& w);
 

@@ -106,6 +106,10 @@ class Builder {
   // Hardware counters per op beside the clock, or why the rounds have none.
   void counters();
   void within_rounds();
+  // ---- where a change happened (profile.cpp) ------------------------------------------
+  std::string profile_caption(const WorkloadAnalysis& w) const;
+  void profiles();
+  std::string reply_profile() const;
   std::string rounds_phrase(const std::vector<const WorkloadAnalysis*>& group) const;
   void results();
   // What the design cannot show, once per note, naming the workloads when not all.

@@ -142,6 +142,7 @@ void Builder::reply() {
   }
   body += (quoted.empty() ? "" : "\n") + wrap(reply_summary(), kReplyWidth) + "\n";
   if (auto table = reply_table(); !table.empty()) body += "\n" + table;
+  if (auto where = reply_profile(); !where.empty()) body += "\n" + where;
   std::string where;
   for (auto [key, value] : {std::pair{"Backend", backend_line()}, {"Clock", clock_line()}, {"Kernels", kernels()},
                             {"Source", source_line()}, {"Machine", machine_line()}})

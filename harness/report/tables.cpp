@@ -86,6 +86,7 @@ void Builder::results() {
   semantic();
   counters();
   within_rounds();
+  profiles();
   for (auto& w : workloads) verdict_line(w);
   notes();
 }
