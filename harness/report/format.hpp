@@ -14,6 +14,7 @@ namespace ks::report::detail {
 
 // The text view's line width: a mail reader's 80 columns, less room for one "> " quote.
 constexpr size_t kTextWidth = 78;
+constexpr size_t kReplyWidth = 72;  // a mail's lines
 
 // How a metric is shown: its unit, the factor from the bundle's value to that unit, and
 // which direction is better.

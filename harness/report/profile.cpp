@@ -68,16 +68,19 @@ std::string Builder::reply_profile() const {
     if (!w.profile || w.profile->functions.empty() || (w.verdict != "REGRESSION" && w.verdict != "IMPROVEMENT"))
       continue;
     auto& p = *w.profile;
-    out += fmt::format("Where ({}, per op, {}; function profiler, {} calls):\n", w.workload, clock_.ns_name,
-                       p.calls_changed_share_pct
-                           ? fmt::format("functions whose calls changed: {} of the change",
-                                         percent(*p.calls_changed_share_pct, 0))
-                           : std::string("own time less its cost"));
-    out += fmt::format("  {:<30} {:>6} {:>6} {:>8} {:>8}\n", "function", "calls", "", "own", "change");
+    out += wrap(fmt::format("Where ({}, per op, {}; C {}, P {}; function profiler{}):", w.workload,
+                            clock_.ns_name, control_, patched_,
+                            p.calls_changed_share_pct
+                                ? fmt::format(", functions whose calls changed: {} of the change",
+                                              percent(*p.calls_changed_share_pct, 0))
+                                : ""),
+                kReplyWidth) +
+           "\n";
+    out += fmt::format("  {:<30} {:>8} {:>8} {:>8} {:>8}\n", "function", "calls(C)", "calls(P)", "own(P)", "change");
     size_t shown = 0;
     for (auto& f : p.functions) {
       if (shown++ == 5) break;
-      out += fmt::format("  {:<30} {:>6} {:>6} {:>8} {:>8}\n", f.function, calls(f.control_calls),
+      out += fmt::format("  {:<30} {:>8} {:>8} {:>8} {:>8}\n", f.function, calls(f.control_calls),
                          calls(f.patched_calls), per_op(f.patched_own), signed_per_op(f.patched_own - f.control_own));
     }
   }

@@ -14,7 +14,6 @@
 
 namespace ks::report::detail {
 
-constexpr size_t kReplyWidth = 72;
 
 namespace {
 

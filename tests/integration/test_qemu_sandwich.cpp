@@ -7,6 +7,7 @@
 // The kernels are built in the integration tests' cache (the default cache, as the kernel
 // build tests use), so after test_kernel_build they are cache hits; alone, this test
 // builds them (about 10 minutes on 2 cores).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -49,7 +50,18 @@ json experiment() {
           {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
           {"arms", {{"control", json::object()}, {"patched", {{"patches", {"btrfs-drop-sb-nosec.patch"}}}}}},
           {"workloads", {{{"name", "clone"}, {"ops", kOps}}}},
-          {"direct_hits", {{{"function", "btrfs_remap_file_range"}, {"required", true}}}}};
+          {"direct_hits", {{{"function", "btrfs_remap_file_range"}, {"required", true}}}},
+          {"profile", true}};
+}
+
+// The median time per op of a point's measured clone rounds.
+double median_per_op(const json& bundle, int point) {
+  std::vector<double> v;
+  for (auto& row : bundle["rows"])
+    if (row["point"] == point && !row.value("warmup", false))
+      v.push_back(row["elapsed_ns"].get<double>() / row["ops"].get<double>());
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
 }
 
 ks::proc::Result ksandwich(std::vector<std::string> args) {
@@ -112,19 +124,44 @@ TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct h
     REQUIRE(p["health"]["findings"].is_array());
     CHECK(p["health"]["findings"].empty());
     CHECK(p["health"]["scanned_lines"].get<int>() > 50);
+    // The profiling pass: the timed ops of one round of kOps clones, under the profiler.
+    REQUIRE(p["profile"].size() == 1);
+    CHECK(p["profile"][0]["workload"] == "clone");
+    CHECK(p["profile"][0]["ops"] == kOps);
+    CHECK(p["profile"][0]["functions"].size() > 20);
   }
+  // Where the clone's time went: the security-xattr lookup that SB_NOSEC let btrfs skip is
+  // new on the path, once per clone, and the functions whose calls changed account for most
+  // of the measured change.
+  auto& profile = bundle["analysis"]["workloads"][0]["profile"];
+  INFO(profile.dump(1));
+  bool xattr_lookup = false;
+  for (auto& f : profile["functions"])
+    if (f["function"].get<std::string>().find("getxattr") != std::string::npos) {
+      xattr_lookup = true;
+      CHECK(f["control_calls"].get<double>() < 0.05);
+      CHECK(f["patched_calls"].get<double>() == Approx(1).margin(0.05));
+    }
+  CHECK(xattr_lookup);
+  CHECK(profile["calls_changed_share_pct"].get<double>() > 50);
   CHECK(bundle["rows"].size() == 3 * 2);
   for (auto& row : bundle["rows"]) CHECK(row["unexpected_results"] == 0);
   CHECK(bundle["timings"]["points"].size() == 3);
   auto report = ks::read_file(out / "report.txt");
   CHECK_THAT(report, Catch::Contains("Matched-build audit") && Catch::Contains("6.1.192-ks-patched"));
+  CHECK_THAT(report, Catch::Contains("where the time per op went"));
   CHECK_FALSE(qemu_running());
 
   auto v = ksandwich({"validate", (out / "bundle.json").string()});
   INFO(v.out << v.err);
   CHECK(v.exit_code == 0);
 
-  // Lose the last point, as a killed run would, and resume: only that point boots again.
+  // Lose the last point, as a killed run would, and resume: only that point boots again,
+  // this time without the profiling pass. Under the instruction clock its rounds repeat the
+  // lost ones: the pass, after them, never touched them.
+  const bool icount = bundle["machine"]["clock"]["name"] == "icount";
+  const double with_pass = median_per_op(bundle, 2);
+  bundle["experiment"]["profile"] = false;
   bundle["points"][2]["status"] = "pending";
   json rows = json::array();
   for (auto& row : bundle["rows"])
@@ -141,6 +178,11 @@ TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct h
   CHECK(after["points"][0]["started_at"] == kept_started);
   CHECK(after["points"][2]["status"] == "ok");
   CHECK(after["rows"].size() == 3 * 2);
+  CHECK_FALSE(after["points"][2].contains("profile"));
+  if (icount)
+    CHECK(median_per_op(after, 2) == Approx(with_pass).epsilon(0.0005));
+  else
+    WARN("wall time (not the instruction clock): the rounds with and without the pass are not compared");
   CHECK_FALSE(qemu_running());
 }
 
@@ -152,6 +194,7 @@ TEST_CASE("qemu sandwich on a KVM that opens but cannot run a guest: TCG, and th
   auto e = experiment();
   e["rounds"] = 1;
   e.erase("direct_hits");
+  e.erase("profile");
   ks::write_file(exp, e.dump(2));
 
   auto wrapper_dir = tmp.path / "bin";

@@ -152,6 +152,18 @@ TEST_CASE("guest plan: the arm's direct-hit functions and a short pass of the sa
   CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("KS_TRACE_FUNCTIONS=''\n") != std::string::npos);
 }
 
+TEST_CASE("guest plan: with profile, each workload's short pass again with the profiler switched by the agent") {
+  auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
+  CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("ks_profile_pass") ==
+        std::string::npos);
+  e.profile = true;
+  auto plan = guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("icount"));
+  CHECK(plan.find("KS_PROFILE_FILTER='btrfs_* ") != std::string::npos);
+  CHECK(plan.find("profile_workload 'clone' '/usr/bin/ksandwich-agent' 'clone' '--dir' '/mnt/clone-profile' "
+                  "'--rounds' '1' '--warmup' '0'") != std::string::npos);
+  CHECK(plan.find("'--profile-switch' '/sys/kernel/tracing/function_profile_enabled'") != std::string::npos);
+}
+
 TEST_CASE("the embedded guest init reads the plan and ends with reboot -f") {
   const auto& init = guest_init_script();
   CHECK(init.rfind("#!/bin/sh", 0) == 0);

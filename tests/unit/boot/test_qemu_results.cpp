@@ -4,6 +4,7 @@
 #include "boot/qemu.hpp"
 
 using namespace ks::boot;
+using nlohmann::json;
 
 namespace {
 
@@ -151,4 +152,28 @@ TEST_CASE("results stream: tracefs texts and dmesg come back as text records and
   CHECK(r.kernel_log->find("WARNING: CPU: 0") != std::string::npos);
   CHECK(r.unreadable_lines == 0);
   CHECK(r.workloads_done_uptime_s == Approx(3.0));
+}
+
+TEST_CASE("results stream: each workload's profiling pass comes back as a profile record and its texts") {
+  std::string s = stream();
+  auto text = [](const std::string& file, const std::string& line) {
+    return json{{"type", "text"}, {"file", file}, {"text", line}}.dump() + "\n";
+  };
+  for (const char* id : {"clone", "dedupe"}) {
+    s += json{{"type", "profile"}, {"id", id}, {"status", 0}}.dump() + "\n";
+    s += text(std::string("profile:") + id + ":agent", R"({"type":"round","ops":10,"elapsed_ns":500})");
+    s += text(std::string("profile:") + id + ":function0", "  btrfs_clone   10    1.000 us   0.1 us   0 us");
+    s += text(std::string("profile:") + id + ":function1", "  btrfs_clone    2    0.500 us   0.2 us   0 us");
+  }
+  s += text("profile:elsewhere:function0", "  x  1");  // no profile record names it
+  auto r = parse_guest_results(s);
+  REQUIRE(r.profiles.size() == 2);
+  CHECK(r.profiles[1].workload == "dedupe");
+  CHECK(r.profiles[1].status == 0);
+  CHECK(r.profiles[1].stats.size() == 2);  // one text per CPU file
+  auto e = ks::trace::profile_entry(r.profiles[0]);
+  CHECK(e["ops"] == 10);
+  CHECK(e["functions"][0]["calls"] == 12);
+  CHECK(e["functions"][0]["own_ns"] == 1500);
+  CHECK(r.unreadable_lines == 1);
 }

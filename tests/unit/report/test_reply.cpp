@@ -201,3 +201,27 @@ TEST_CASE("reply: mail() is a MIME mail to the author, the list on Cc, the bundl
     CHECK_THROWS_WITH(ks::report::render(b, "eml", options), Contains("answers no thread"));
   }
 }
+
+TEST_CASE("reply: a changed workload's five largest own-time changes, where a profile says, within 72 columns") {
+  auto b = ks::test::make_sample_bundle();
+  ks::test::add_iops_workload(b);
+  REQUIRE(b.verdict == "REGRESSION");
+  auto& w = b.analysis->workloads.back();
+  REQUIRE(w.verdict == "REGRESSION");
+  ks::evidence::ProfileComparison p;
+  p.control_points = p.patched_points = 2;
+  p.measured_change = 2414;
+  p.profiled_change = 2379;
+  p.calls_changed = 15;
+  p.calls_changed_share_pct = 83.6;
+  for (int i = 0; i < 7; ++i)
+    p.functions.push_back({"btrfs_function_number_" + std::to_string(i), 0, 1.74, 0, 1401.0 - i, 0});
+  w.profile = p;
+  auto reply = reply_of(b);
+  CHECK_THAT(flat(reply), Contains("Where (" + w.workload + ", per op, ns; C control, P patched; function profiler, "
+                                   "functions whose calls changed: 84% of the change):"));
+  CHECK_THAT(reply, Contains("btrfs_function_number_4") && !Contains("btrfs_function_number_5"));
+  CHECK_THAT(reply, Contains("+1401"));
+  auto where = reply.substr(reply.find("Where ("));
+  for (auto& line : lines_of(where.substr(0, where.find("\n\n")))) CHECK(line.size() <= 72);
+}

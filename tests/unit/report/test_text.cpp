@@ -478,3 +478,36 @@ TEST_CASE("text: throughput in each second of the rounds, where the agent sample
                            "sd 2% of the mean over 45 seconds."));
   CHECK_THAT(out, !Contains("dedupe 4 KiB: throughput in each second"));  // not sampled there
 }
+
+TEST_CASE("text: where the time went, a profile comparison as a caption and a table within 80 columns") {
+  auto b = ks::test::make_confirm_bundle();
+  REQUIRE(b.analysis);
+  auto& w = b.analysis->workloads[0];
+  ks::evidence::ProfileComparison p;
+  p.control_points = p.patched_points = 3;
+  p.cost_per_call = 409;
+  p.own_cost_per_call = 173;
+  p.measured_change = 2406;
+  p.profiled_change = 2414;
+  p.calls_changed = 20;
+  p.calls_changed_share_pct = 87.6;
+  p.functions = {{"btrfs_search_slot", 4.001, 5.0, 13321, 16058, 6.2},
+                 {"btrfs_replace_file_extents_wit", 0, 1.0, 0, 811, 0.7}};
+  w.profile = p;
+  w.verdict = "REGRESSION";
+  auto out = text_of(b);
+  CHECK_THAT(flat(out), Contains(w.workload) && Contains("where the time per op went") &&
+                            Contains("the 20 functions whose calls per op changed account for 88% of the measured change") &&
+                            Contains("less the 173"));
+  auto header = line_starting(out, "function ");
+  CHECK_THAT(header, Contains("calls C") && Contains("calls P") && Contains("own C") && Contains("change"));
+  auto row = line_starting(out, "btrfs_replace_file_extents_wit");
+  CHECK_THAT(row, Contains("0.00") && Contains("1.00") && Contains("811") && Contains("+811"));
+  for (auto& line : lines_of(out)) CHECK(line.size() <= 80);
+
+  // A workload shown unchanged keeps its caption and loses the table.
+  w.verdict = "NO_CHANGE";
+  out = text_of(b);
+  CHECK_THAT(flat(out), Contains("where the time per op went"));
+  CHECK(line_starting(out, "btrfs_replace_file_extents_wit").empty());
+}
