@@ -22,6 +22,9 @@ struct Column {
 struct Cell {
   std::string text;
   std::string full;  // the whole value when `text` was shortened (HTML shows it on hover)
+  // A signed size HTML draws beside the text as a bar, scaled to the column's largest
+  // (a profile's own-time change: right and red is more time); the other views ignore it.
+  std::optional<double> bar;
 
   // Implicit: cells are mostly plain strings.
   Cell(std::string t = {}) : text(std::move(t)) {}  // NOLINT(google-explicit-constructor)

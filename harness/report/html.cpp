@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "report/document.hpp"
 #include "report/format.hpp"
@@ -79,6 +80,10 @@ p { margin: 8px 0; }
 .ks-figure:last-child { margin-bottom: 0; }
 .ks-figure figcaption { font-weight: 600; margin-bottom: 4px; }
 svg.ks-plot { width: 100%; height: auto; display: block; font-family: inherit; }
+svg.ks-bar { margin-left: .5em; vertical-align: middle; }
+svg.ks-bar line { stroke: #8a94a6; stroke-width: 1; }
+svg.ks-bar .ks-bar-more { fill: #c0392b; }
+svg.ks-bar .ks-bar-less { fill: #2e8b57; }
 svg .ks-grid { stroke: #e6e9ef; stroke-width: 1; }
 svg .ks-axis { stroke: #8a94a6; stroke-width: 1; }
 svg .ks-tick, svg .ks-legend, svg .ks-mean-label, svg .ks-block-label { font-size: 12px; fill: #5b6576; }
@@ -183,13 +188,28 @@ std::string table_html(const Block& block) {
     out += std::string(c.align == Align::right ? "<th class=\"num\">" : "<th>") +
            html_escape(c.title) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
+  std::vector<double> largest(t.columns.size(), 0);  // per column, the largest |bar|
+  for (auto& row : t.rows)
+    for (size_t c = 0; c < row.size() && c < largest.size(); ++c)
+      if (row[c].bar && std::isfinite(*row[c].bar)) largest[c] = std::max(largest[c], std::abs(*row[c].bar));
   for (auto& row : t.rows) {
     out += "<tr>";
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const detail::Cell cell = c < row.size() ? row[c] : detail::Cell();
       bool wide = cell.text.size() > 60;
       std::string cls = t.columns[c].align == Align::right ? "num" : (wide ? "ks-wide" : "");
-      out += (cls.empty() ? "<td>" : "<td class=\"" + cls + "\">") + cell_html(cell) + "</td>";
+      out += (cls.empty() ? "<td>" : "<td class=\"" + cls + "\">") + cell_html(cell);
+      if (cell.bar && std::isfinite(*cell.bar) && largest[c] > 0) {
+        // Half the width each way from the middle line.
+        const double half = 50 * std::abs(*cell.bar) / largest[c];
+        out += fmt::format(
+            "<svg class=\"ks-bar\" viewBox=\"0 0 100 10\" width=\"100\" height=\"10\" role=\"img\" "
+            "aria-label=\"{}\"><line x1=\"50\" y1=\"0\" x2=\"50\" y2=\"10\"/><rect class=\"{}\" x=\"{:.1f}\" "
+            "y=\"1\" width=\"{:.1f}\" height=\"8\"/></svg>",
+            html_escape(cell.text), *cell.bar > 0 ? "ks-bar-more" : "ks-bar-less", *cell.bar > 0 ? 50.0 : 50 - half,
+            half);
+      }
+      out += "</td>";
     }
     out += "</tr>\n";
   }

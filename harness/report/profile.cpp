@@ -15,6 +15,15 @@ std::string per_op(double value) { return fmt::format("{:.0f}", value); }
 std::string calls(double value) { return fmt::format("{:.2f}", value); }
 std::string signed_per_op(double value) { return fmt::format("{:+.0f}", value); }
 
+// The own-time change, its standard error on hover, a bar in HTML.
+Cell change_cell(const evidence::FunctionChange& f) {
+  const double change = f.patched_own - f.control_own;
+  Cell cell(signed_per_op(change),
+            fmt::format("{} +- {} (standard error over the points)", signed_per_op(change), per_op(f.change_se)));
+  cell.bar = change;
+  return cell;
+}
+
 }  // namespace
 
 std::string Builder::profile_caption(const WorkloadAnalysis& w) const {
@@ -53,9 +62,7 @@ void Builder::profiles() {
     for (auto& f : w.profile->functions)
       t.rows.push_back({f.function, calls(f.control_calls), calls(f.patched_calls), per_op(f.control_own),
                         per_op(f.patched_own),
-                        Cell(signed_per_op(f.patched_own - f.control_own),
-                             fmt::format("{} +- {} (standard error over the points)",
-                                         signed_per_op(f.patched_own - f.control_own), per_op(f.change_se)))});
+                        change_cell(f)});
     table(std::move(t), "ks-profile");
   }
 }

@@ -94,3 +94,21 @@ TEST_CASE("html: a confirm run labels its blocks and shows the per-point table")
       out,
       Contains("<p class=\"ks-verdict ks-v-no_change\">clone: patched vs control: +0.1% ns/op"));
 }
+
+TEST_CASE("html: a profile comparison's changes are drawn as bars, more time right and red, less left and green") {
+  auto b = ks::test::make_sample_bundle();
+  auto& w = b.analysis->workloads[0];
+  REQUIRE(w.verdict != "NO_CHANGE");
+  ks::evidence::ProfileComparison p;
+  p.control_points = p.patched_points = 2;
+  p.measured_change = 300;
+  p.functions = {{"btrfs_getxattr", 0, 1, 0, 400, 1}, {"btrfs_get_64", 20, 20, 600, 400, 1}};
+  w.profile = p;
+  auto out = ks::report::html(b);
+  CHECK(count_of(out, "<table class=\"ks-table ks-profile\"") == 1);
+  CHECK(count_of(out, "<svg class=\"ks-bar\"") == 2);
+  // +400 is the column's largest: the whole right half; -200 half the left half.
+  CHECK_THAT(out, Contains("aria-label=\"+400\"><line x1=\"50\" y1=\"0\" x2=\"50\" y2=\"10\"/><rect class=\"ks-bar-more\" "
+                           "x=\"50.0\" y=\"1\" width=\"50.0\""));
+  CHECK_THAT(out, Contains("<rect class=\"ks-bar-less\" x=\"25.0\" y=\"1\" width=\"25.0\""));
+}
