@@ -246,7 +246,8 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
     w.gates_failed = failed_gate_names(w, a.gates, workloads, ran);
     if (judged[i].decision) fill_decision(w, *judged[i].decision);
     decide(w, judged[i].decision, judged[i].significant, options, drifts[i], tails[i]);
-    w.profile = compare_profiles(points, rows, w.workload, options.control_arm, options.patched_arm);
+    w.profile = compare_profiles(points, rows, w.workload, options.control_arm, options.patched_arm,
+                                 w.verdict == "REGRESSION" || w.verdict == "IMPROVEMENT");
   }
   a.verdict = overall_verdict(a.workloads, a.gates, options.material_pct);
   return a;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -33,10 +32,19 @@ struct PointProfile {
   }
 };
 
+// A bundle is read from disk: a field of the wrong type reads as absent.
+double number(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
 const json* entry_of(const evidence::Point& p, const std::string& workload) {
   if (p.status != "ok" || !p.profile.is_array()) return nullptr;
-  for (auto& e : p.profile)
-    if (e.is_object() && e.value("workload", "") == workload && !e.contains("failure")) return &e;
+  for (auto& e : p.profile) {
+    if (!e.is_object() || e.contains("failure")) continue;
+    auto id = e.find("workload");
+    if (id != e.end() && id->is_string() && *id == workload) return &e;
+  }
   return nullptr;
 }
 
@@ -44,7 +52,7 @@ std::optional<PointProfile> point_profile(const evidence::Point& p, const std::v
                                           const std::string& workload) {
   const json* e = entry_of(p, workload);
   if (!e) return std::nullopt;
-  const double ops = e->value("ops", 0.0), calls = e->value("calls", 0.0);
+  const double ops = number(*e, "ops"), calls = number(*e, "calls");
   std::vector<double> per_op;
   for (auto& r : rows)
     if (r.point == p.id && r.workload == workload && !r.warmup && r.error.empty() && r.ops > 0)
@@ -54,17 +62,26 @@ std::optional<PointProfile> point_profile(const evidence::Point& p, const std::v
   PointProfile out;
   out.measured = stats::median(per_op);
   // The pass times the same ops with the profiler on: its extra time is the profiler's.
-  out.cost_per_call = std::max(0.0, (e->value("elapsed_ns", 0.0) / ops - out.measured) / (calls / ops));
+  out.cost_per_call = std::max(0.0, (number(*e, "elapsed_ns") / ops - out.measured) / (calls / ops));
   out.own_cost_per_call = out.cost_per_call;
+  bool timed = false;  // a kernel without the graph tracer counts calls only: nothing to compare here
   for (auto& f : *functions) {
-    PointProfile::Function fn{f.value("calls", 0.0) / ops, f.value("own_ns", 0.0) / ops};
+    auto name = f.find("function");
+    if (!f.is_object() || name == f.end() || !name->is_string()) continue;
+    timed = timed || (f.contains("own_ns") && f["own_ns"].is_number());
+    PointProfile::Function fn{number(f, "calls") / ops, number(f, "own_ns") / ops};
     if (fn.calls >= 1) out.own_cost_per_call = std::min(out.own_cost_per_call, fn.own / fn.calls);
-    out.functions[f.value("function", "")] = fn;
+    // A function below the point's cut (trace/profile.hpp kProfileKeep) reads as absent, so
+    // as 0: its own time is under the cut's and its calls are as few.
+    out.functions[name->get<std::string>()] = fn;
   }
+  if (!timed) return std::nullopt;
   return out;
 }
 
-stats::Summary summary(const std::vector<PointProfile>& arm, const std::function<double(const PointProfile&)>& value) {
+// VALUE over the points of an arm.
+template <typename Value>
+stats::Summary over(const std::vector<PointProfile>& arm, Value value) {
   std::vector<double> xs;
   for (auto& p : arm) xs.push_back(value(p));
   return stats::summarize(xs);
@@ -76,7 +93,7 @@ std::optional<evidence::ProfileComparison> compare_profiles(const std::vector<ev
                                                             const std::vector<evidence::Row>& rows,
                                                             const std::string& workload,
                                                             const std::string& control_arm,
-                                                            const std::string& patched_arm) {
+                                                            const std::string& patched_arm, bool changed) {
   std::vector<PointProfile> control, patched;
   for (auto& p : points) {
     if (p.arm != control_arm && p.arm != patched_arm) continue;
@@ -88,17 +105,15 @@ std::optional<evidence::ProfileComparison> compare_profiles(const std::vector<ev
   evidence::ProfileComparison c;
   c.control_points = static_cast<int>(control.size());
   c.patched_points = static_cast<int>(patched.size());
-  auto both = [&](auto value) {
-    std::vector<double> xs;
-    for (auto* arm : {&control, &patched})
-      for (auto& p : *arm) xs.push_back(value(p));
-    return stats::mean(xs);
-  };
-  c.cost_per_call = both([](auto& p) { return p.cost_per_call; });
-  c.own_cost_per_call = both([](auto& p) { return p.own_cost_per_call; });
-  auto change = [&](const std::function<double(const PointProfile&)>& value) {
-    return summary(patched, value).mean - summary(control, value).mean;
-  };
+  auto change = [&](auto value) { return over(patched, value).mean - over(control, value).mean; };
+  std::vector<double> costs, inside;
+  for (auto* arm : {&control, &patched})
+    for (auto& p : *arm) {
+      costs.push_back(p.cost_per_call);
+      inside.push_back(p.own_cost_per_call);
+    }
+  c.cost_per_call = stats::mean(costs);
+  c.own_cost_per_call = stats::mean(inside);
   c.measured_change = change([](auto& p) { return p.measured; });
   c.profiled_change = change([](auto& p) { return p.net_own([](auto&) { return true; }); });
 
@@ -108,11 +123,9 @@ std::optional<evidence::ProfileComparison> compare_profiles(const std::vector<ev
       for (auto& [name, f] : p.functions) names.insert(name);
   std::vector<evidence::FunctionChange> all;
   for (auto& name : names) {
-    auto field = [&](double PointProfile::Function::*member) {
-      return [&name, member](const PointProfile& p) {
-        auto it = p.functions.find(name);
-        return it == p.functions.end() ? 0.0 : it->second.*member;
-      };
+    auto calls = [&](const PointProfile& p) {
+      auto it = p.functions.find(name);
+      return it == p.functions.end() ? 0.0 : it->second.calls;
     };
     auto own = [&](const PointProfile& p) {
       auto it = p.functions.find(name);
@@ -120,20 +133,21 @@ std::optional<evidence::ProfileComparison> compare_profiles(const std::vector<ev
     };
     evidence::FunctionChange f;
     f.function = name;
-    f.control_calls = summary(control, field(&PointProfile::Function::calls)).mean;
-    f.patched_calls = summary(patched, field(&PointProfile::Function::calls)).mean;
-    auto control_own = summary(control, own), patched_own = summary(patched, own);
+    f.control_calls = over(control, calls).mean;
+    f.patched_calls = over(patched, calls).mean;
+    auto control_own = over(control, own), patched_own = over(patched, own);
     f.control_own = control_own.mean;
     f.patched_own = patched_own.mean;
-    f.change_se = std::sqrt(control_own.stddev * control_own.stddev / static_cast<double>(control_own.n) +
-                            patched_own.stddev * patched_own.stddev / static_cast<double>(patched_own.n));
+    if (control_own.n > 1 && patched_own.n > 1)  // one point has no spread to show
+      f.change_se = std::sqrt(control_own.stddev * control_own.stddev / static_cast<double>(control_own.n) +
+                              patched_own.stddev * patched_own.stddev / static_cast<double>(patched_own.n));
     const double calls_delta = std::abs(f.patched_calls - f.control_calls);
     if (calls_delta >= kCallsChanged && calls_delta >= 0.02 * std::max(f.control_calls, f.patched_calls))
       calls_changed.insert(name);
     all.push_back(std::move(f));
   }
   c.calls_changed = static_cast<int>(calls_changed.size());
-  if (c.measured_change != 0 && !calls_changed.empty())
+  if (changed && c.measured_change != 0 && !calls_changed.empty())
     c.calls_changed_share_pct =
         100 * change([&](auto& p) { return p.net_own([&](auto& n) { return calls_changed.count(n) > 0; }); }) /
         c.measured_change;

@@ -18,10 +18,10 @@
 
 #include "boot/accel.hpp"
 #include "boot/backend.hpp"
-#include "trace/profile.hpp"
 #include "boot/initramfs.hpp"
 #include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
+#include "trace/profile.hpp"
 
 namespace ks::boot {
 

@@ -228,6 +228,7 @@ GuestReport parse_guest_results(std::string_view text) {
       report.trace->failure = string_field(j, "failure");
     } else if (type == "profile") {  // a workload's profiling pass; its texts follow
       report.profiles.push_back({string_field(j, "id"), -1, {}, {}});
+      trace_file.clear();
       auto status = j.find("status");
       if (status != j.end() && status->is_number_integer()) report.profiles.back().status = status->get<int>();
     } else if (type == "text") {  // one line of a file the guest read
@@ -241,7 +242,7 @@ GuestReport parse_guest_results(std::string_view text) {
         } else if (part == "agent") {
           p.back().agent_output += text;
         } else {
-          if (file != trace_file) p.back().stats.emplace_back();
+          if (file != trace_file || p.back().stats.empty()) p.back().stats.emplace_back();
           p.back().stats.back() += text;
         }
         trace_file = file;

@@ -172,8 +172,9 @@ void to_json(json& j, const WorkloadAnalysis& w) {
 }
 
 void to_json(json& j, const FunctionChange& f) {
-  j = {{"function", f.function},         {"control_calls", f.control_calls}, {"patched_calls", f.patched_calls},
-       {"control_own", f.control_own},   {"patched_own", f.patched_own},     {"change_se", f.change_se}};
+  j = {{"function", f.function},       {"control_calls", f.control_calls}, {"patched_calls", f.patched_calls},
+       {"control_own", f.control_own}, {"patched_own", f.patched_own}};
+  put_opt(j, "change_se", f.change_se);
 }
 
 void to_json(json& j, const ProfileComparison& c) {
@@ -202,7 +203,7 @@ void from_json(const json& j, FunctionChange& f) {
   f.patched_calls = j.at("patched_calls").get<double>();
   f.control_own = j.at("control_own").get<double>();
   f.patched_own = j.at("patched_own").get<double>();
-  f.change_se = get_or(j, "change_se", 0.0);
+  f.change_se = get_opt<double>(j, "change_se");
 }
 
 void from_json(const json& j, WorkloadAnalysis& w) {

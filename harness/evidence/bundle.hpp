@@ -111,7 +111,7 @@ struct FunctionChange {
   std::string function;                     // as trace_stat prints it (cut to 30 characters)
   double control_calls = 0, patched_calls = 0;  // per op
   double control_own = 0, patched_own = 0;      // per op
-  double change_se = 0;                     // standard error of patched_own - control_own, over the points
+  std::optional<double> change_se;          // standard error of patched_own - control_own; 2+ points an arm
 };
 
 // A workload's profiles compared: what its profiling passes say changed, and where.
@@ -120,8 +120,8 @@ struct ProfileComparison {
   double cost_per_call = 0;      // the profiler's whole cost per traced call (mean over the points)
   double own_cost_per_call = 0;  // the part of it inside the call's own time; the rest falls in the caller's
   double measured_change = 0;    // the rounds: patched - control, per op (means of point medians)
-  // Every profiled function's own-time change, summed, less the profiler's cost of the calls
-  // that changed: per op.
+  // Every profiled function's own-time change, summed, each less the profiler's whole cost of
+  // its calls: per op.
   double profiled_change = 0;
   // The functions whose calls per op changed (new on the path, gone, more or fewer calls):
   // how many, and the share of measured_change their own time accounts for.

@@ -531,6 +531,10 @@ Experiment parse(const json& j) {
     gr.reject_unknown();
   }
   r.get("profile", e.profile);
+  if (e.profile && !backend.boots_kernels)
+    r.fail("profile", "is for a kernel the run boots (the guest's init profiles after the rounds); the " + e.backend +
+                          " backend measures the running kernel",
+           "leave \"profile\" out here, or use \"backend\": \"qemu\" or \"baremetal\"");
   if (auto* hits = r.find("direct_hits")) {
     if (!hits->is_array()) r.fail("direct_hits", "must be an array");
     for (size_t i = 0; i < hits->size(); ++i) {

@@ -109,7 +109,7 @@ struct Experiment {
   Gates gates;
   std::vector<DirectHit> direct_hits;
   // After the measured rounds of a point, an unmeasured pass per workload under ftrace's
-  // function profiler over the filesystem's paths (boot/profile.hpp): calls and own time per
+  // function profiler over the filesystem's paths (trace/profile.hpp): calls and own time per
   // op of each function, compared between the arms beside the verdict (analysis/profile.hpp).
   bool profile = false;
   // confirm: how many blocks a sequential confirm may run, and the effect it must be able

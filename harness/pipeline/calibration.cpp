@@ -81,7 +81,8 @@ json calibration_experiment(json e, int points) {
   e["name"] = e.value("name", std::string("experiment")) + "-calibration";
   e["scheme"] = "screen";
   e["order"] = std::vector<std::string>(static_cast<size_t>(points), "control");
-  for (auto key : {"blocks", "min_blocks", "max_blocks", "replacement_blocks", "target_mde_pct", "direct_hits"}) e.erase(key);
+  for (auto key : {"blocks", "min_blocks", "max_blocks", "replacement_blocks", "target_mde_pct", "direct_hits", "profile"})
+    e.erase(key);  // a calibration measures spread: no passes after the rounds
   return e;
 }
 

@@ -11,15 +11,16 @@
 namespace ks::report::detail {
 namespace {
 
-std::string per_op(double value) { return fmt::format("{:.0f}", value); }
-std::string calls(double value) { return fmt::format("{:.2f}", value); }
+std::string per_op(double value) { return fixed(value, 0); }
+std::string calls(double value) { return fixed(value, 2); }
 std::string signed_per_op(double value) { return fmt::format("{:+.0f}", value); }
 
 // The own-time change, its standard error on hover, a bar in HTML.
 Cell change_cell(const evidence::FunctionChange& f) {
   const double change = f.patched_own - f.control_own;
-  Cell cell(signed_per_op(change),
-            fmt::format("{} +- {} (standard error over the points)", signed_per_op(change), per_op(f.change_se)));
+  Cell cell(signed_per_op(change), f.change_se ? fmt::format("{} +- {} (standard error over the points)",
+                                                              signed_per_op(change), per_op(*f.change_se))
+                                               : std::string());
   cell.bar = change;
   return cell;
 }
@@ -46,7 +47,7 @@ std::string Builder::profile_caption(const WorkloadAnalysis& w) const {
     text += fmt::format("; the {} function{} whose calls per op changed account for {} of the measured change.",
                         p.calls_changed, p.calls_changed == 1 ? "" : "s", percent(*p.calls_changed_share_pct, 0));
   else
-    text += fmt::format("; {} function{}' calls per op changed.", p.calls_changed, p.calls_changed == 1 ? "" : "s");
+    text += fmt::format("; the calls per op of {} function{} changed.", p.calls_changed, p.calls_changed == 1 ? "" : "s");
   return text;
 }
 

@@ -8,7 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
-
+#include <stdexcept>
 
 namespace ks::agent {
 namespace {
@@ -82,10 +82,11 @@ std::string ProfileSwitch::open(const std::string& path) {
   return fd_ < 0 ? std::strerror(errno) : "";
 }
 
-// A failed write leaves the profiler as it was: the pass then counts nothing, which the
-// harness reports ("the function profiler counted no calls"), so it is not an error here.
+// A failed write would leave the profiler's counts as they were (another pass's): the
+// round fails instead, and with it the pass.
 void ProfileSwitch::write(const char* value) {
-  if (fd_ >= 0 && ::pwrite(fd_, value, 1, 0) != 1) return;
+  if (fd_ >= 0 && ::pwrite(fd_, value, 1, 0) != 1)
+    throw std::runtime_error(std::string("--profile-switch: writing ") + value + ": " + std::strerror(errno));
 }
 
 void ProfileSwitch::on() { write("1"); }

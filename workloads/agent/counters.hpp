@@ -35,8 +35,9 @@ class Counters {
 
 // --profile-switch FILE: "1" is written to FILE as a round's timed region starts and "0" as it
 // ends, outside the clock and counter readings, so that a profiler switched by it (ftrace's
-// function_profile_enabled, which starts from zero when switched on) counts the timed
-// operations and nothing else. Without the option it does nothing.
+// function_profile_enabled, which starts from zero when switched on) counts during the timed
+// operations only (on every CPU: the kernel's threads too). A failed write throws (the round
+// fails). Without the option it does nothing.
 class ProfileSwitch {
  public:
   static ProfileSwitch& process();

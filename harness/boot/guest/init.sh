@@ -303,12 +303,15 @@ direct_hits() {
 profile_workload() {
   id=$1
   shift
+  t=/sys/kernel/tracing
   mkdir -p "/mnt/$id-profile"
   "$@" >/tmp/profile-agent
   status=$?
+  echo 0 >"$t/function_profile_enabled"  # an agent that died mid-round left it on
   emit "{\"type\":\"profile\",\"id\":$(json_str "$id"),\"status\":$status}"
   emit_text "profile:$id:agent" </tmp/profile-agent
   for stat in "$t"/trace_stat/function[0-9]*; do
+    [ -r "$stat" ] || continue
     emit_text "profile:$id:${stat##*/}" <"$stat"
   done
 }
@@ -331,7 +334,11 @@ profiles() {
     return
   fi
   for option in graph-time sleep-time; do
-    [ -w "$t/options/$option" ] && echo 0 >"$t/options/$option"
+    if [ -w "$t/options/$option" ]; then
+      echo 0 >"$t/options/$option"
+    else
+      say "profiling pass: no options/$option: times include what functions call or sleep"
+    fi
   done
   ks_profile_pass
   : >"$t/set_ftrace_filter"

@@ -54,7 +54,7 @@ TEST_CASE("profile comparison: the profiler's cost measured and taken out, sums 
                                       profiled(1, "patched", 100, kPatched, rows),
                                       profiled(2, "control", 100, kControl, rows),
                                       profiled(3, "patched", 100, kPatched, rows)};
-  auto c = analysis::compare_profiles(points, rows, "clone", "control", "patched");
+  auto c = analysis::compare_profiles(points, rows, "clone", "control", "patched", true);
   REQUIRE(c);
   CHECK(c->control_points == 2);
   CHECK(c->patched_points == 2);
@@ -75,7 +75,9 @@ TEST_CASE("profile comparison: the profiler's cost measured and taken out, sums 
   // Its own 300, the cost inside its call and the caller's part of B's new call, less the
   // cost inside a call as estimated (B's 250 a call).
   CHECK(c->functions[0].patched_own == Approx(300 + kInside + kCaller - (kInside + 50)));
-  CHECK(c->functions[0].change_se == 0);  // identical points
+  CHECK(c->functions[0].change_se == 0.0);  // identical points
+  // No change decided, nothing for the functions to account for.
+  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched", false)->calls_changed_share_pct);
   CHECK(c->functions[1].function == "A");  // +200: the caller's part of N's call
   CHECK(c->functions[1].patched_own - c->functions[1].control_own == Approx(kCaller));
   CHECK(c->functions[2].patched_own - c->functions[2].control_own == Approx(0));  // B: 50 more, in a call more
@@ -85,12 +87,21 @@ TEST_CASE("profile comparison: absent without a profile of the workload in both 
   std::vector<evidence::Row> rows;
   std::vector<evidence::Point> points{profiled(0, "control", 100, kControl, rows),
                                       profiled(1, "patched", 100, kPatched, rows)};
-  CHECK_FALSE(analysis::compare_profiles(points, rows, "dedupe", "control", "patched"));
+  CHECK_FALSE(analysis::compare_profiles(points, rows, "dedupe", "control", "patched", true));
   points[1].profile[0] = {{"workload", "clone"}, {"failure", "the agent exited 1 in the profiling pass"}};
-  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched"));
+  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched", true));
   points[1] = profiled(1, "patched", 100, kPatched, rows);
   points[1].status = "failed";
-  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched"));
+  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched", true));
+  // A kernel without the graph tracer counts calls and no time: nothing to take costs from.
+  points[1] = profiled(1, "patched", 100, kPatched, rows);
+  for (auto& f : points[1].profile[0]["functions"]) f.erase("own_ns");
+  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched", true));
+  // Fields of the wrong type (a bundle is read from disk) read as absent, never throw.
+  points[1] = profiled(1, "patched", 100, kPatched, rows);
+  points[1].profile[0]["functions"][0]["function"] = 7;
+  points[1].profile[0]["ops"] = "many";
+  CHECK_FALSE(analysis::compare_profiles(points, rows, "clone", "control", "patched", true));
 }
 
 TEST_CASE("profile comparison: the points' spread becomes each change's standard error") {
@@ -100,13 +111,18 @@ TEST_CASE("profile comparison: the points' spread becomes each change's standard
   std::vector<evidence::Point> points{profiled(0, "control", 100, kControl, rows),
                                       profiled(1, "patched", 100, kPatched, rows),
                                       profiled(2, "patched", 100, slower, rows)};
-  auto c = analysis::compare_profiles(points, rows, "clone", "control", "patched");
+  auto c = analysis::compare_profiles(points, rows, "clone", "control", "patched", true);
   REQUIRE(c);
   auto n = std::find_if(c->functions.begin(), c->functions.end(), [](auto& f) { return f.function == "N"; });
   REQUIRE(n != c->functions.end());
+  CHECK_FALSE(n->change_se);  // one control point: no spread to show
+  points.push_back(profiled(3, "control", 100, kControl, rows));
+  c = analysis::compare_profiles(points, rows, "clone", "control", "patched", true);
+  n = std::find_if(c->functions.begin(), c->functions.end(), [](auto& f) { return f.function == "N"; });
   // The patched points' sd is 30 / sqrt(2); its standard error over 2 points is 15. The
   // pass's cost per call is measured per point, so it stays 400 in both.
-  CHECK(n->change_se == Approx(15));
+  REQUIRE(n->change_se);
+  CHECK(*n->change_se == Approx(15));
 }
 
 TEST_CASE("profile comparison: analyze puts it beside each workload's verdict") {

@@ -209,6 +209,19 @@ TEST_CASE("the clock: auto by default, instructions only where a QEMU guest can 
   CHECK(parse(j).qemu.vcpus == 2);
 }
 
+TEST_CASE("profile: off by default, a boolean, only for a kernel the run boots") {
+  auto j = minimal_experiment();
+  j["backend"] = "qemu";
+  CHECK_FALSE(parse(j).profile);
+  j["profile"] = true;
+  CHECK(parse(j).profile);
+  j["profile"] = "yes";
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/profile") && Catch::Contains("true or false"));
+  j["profile"] = true;
+  j["backend"] = "host";
+  CHECK_THAT(parse_error_of(j), Catch::Contains("/profile") && Catch::Contains("host backend measures the running kernel"));
+}
+
 TEST_CASE("dio-randwrite rounds end by count (ios) or by time (runtime_s), never both") {
   auto j = minimal_experiment();
   j["workloads"] = json::array({{{"name", "dio-randwrite"}, {"jobs", 4}, {"ios", 2000}}});
