@@ -31,7 +31,7 @@ std::string Builder::profile_caption(const WorkloadAnalysis& w) const {
   auto& p = *w.profile;
   const std::string unit = clock_.ns_name;
   std::string text = fmt::format(
-      "{}: where the time per op went. A profiling pass after each point's rounds ran the same ops under "
+      "{}: where the time per op went. After each point's rounds, one more round of it ran under "
       "ftrace's function profiler ({} {} and {} {} points: C and P); per op, in {}: calls (exact) and each "
       "function's own time, less the {} {} of the profiler's cost that falls inside a call (the {} more of it "
       "falls in the caller's own time). ",

@@ -39,7 +39,8 @@ struct ProfileCapture {
 
 // At most this many functions per workload and point (the largest by own time, or calls);
 // what is left out is counted. The compressed bundle goes to a list that takes 100,000
-// bytes a mail: the main job's 6 points with 300 functions each came to 46 KB.
+// bytes a mail: the main job's 6 points, with 113-131 functions a workload each, came to
+// 46 KB (438 KB uncompressed, 27 KB of it a point's profiles).
 inline constexpr size_t kProfileKeep = 150;
 
 // The point's `profile` entry for one workload: {"workload", "ops", "elapsed_ns" (the pass's
