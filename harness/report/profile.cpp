@@ -3,7 +3,7 @@
 // form the reply carries.
 #include <fmt/format.h>
 
-#include <cmath>
+#include <algorithm>
 
 #include "report/builder.hpp"
 #include "report/format.hpp"

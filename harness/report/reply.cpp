@@ -14,7 +14,6 @@
 
 namespace ks::report::detail {
 
-
 namespace {
 
 // Which trailers a reply may carry, by overall verdict. b4 collects a Tested-by: from the
