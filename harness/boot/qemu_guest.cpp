@@ -169,19 +169,23 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
 
   std::vector<std::string> functions;
   for (auto& t : direct_hit_targets(e, arm.name)) functions.push_back(t.function);
-  plan += "KS_TRACE_FUNCTIONS=" + shell_quote(join(functions, " ")) + "\n"
-          "ks_direct_hit_pass() {\n";
+  plan += "KS_TRACE_FUNCTIONS=" + shell_quote(join(functions, " ")) + "\n";
   auto pass = direct_hit_pass(in_guest);
-  for (auto& w : pass.workloads) {
-    auto id = w.id() + "-direct-hit";
-    auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + id, kGuestFioJobs, !clock.deterministic);
-    plan += "  run_pass " + shell_quote(id) + " " + shell_line(argv) + "\n";
+  if (!e.profile) {
+    plan += "ks_direct_hit_pass() {\n";
+    for (auto& w : pass.workloads) {
+      auto id = w.id() + "-direct-hit";
+      auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + id, kGuestFioJobs, !clock.deterministic);
+      plan += "  run_pass " + shell_quote(id) + " " + shell_line(argv) + "\n";
+    }
+    return plan + "}\n";
   }
-  plan += "}\n";
-  if (!e.profile) return plan;
-
-  // The profiling pass: the same short workloads, each under the function profiler alone.
-  plan += "\nKS_PROFILE_FILTER=" + shell_quote(join(trace::profile_filter(), " ")) + "\n"
+  // The profiling pass, in the direct-hit pass's shape and in its place: it counts the
+  // direct hits too, over the timed operations.
+  std::string words;  // grep -F's options
+  for (auto& word : trace::profile_words()) words += (words.empty() ? "-e " : " -e ") + word;
+  plan += "KS_PROFILE_WORDS=" + shell_quote(words) + "\n"
+          "KS_PROFILE_REGEX=" + shell_quote(trace::profile_regex()) + "\n"
           "ks_profile_pass() {\n";
   for (auto& w : pass.workloads) {
     auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + w.id() + "-profile", kGuestFioJobs,
@@ -394,18 +398,22 @@ PointResult guest_point_result(const PointContext& ctx, const GuestRun& guest, c
   }
   result.health["console_findings"] = console_findings(guest.console);
   result.health["unreadable_result_lines"] = report.unreadable_lines;
+  std::map<std::string, trace::PassProfile> passes;  // by workload
+  for (auto& sent : report.profiles) passes[sent.workload] = trace::count_pass(sent);
   if (auto targets = direct_hit_targets(e, ctx.arm.name); !targets.empty()) {
     trace::TraceCapture capture;
     capture.failure = "the guest sent no direct-hit records (the point ended before the pass)";
-    result.direct_hit = trace::to_json(trace::count_calls(targets, report.trace.value_or(capture)));
+    if (report.trace) capture = *report.trace;
+    for (auto& [workload, pass] : passes)  // with a profiling pass, it counted the direct hits
+      for (auto& [name, f] : pass.functions) capture.calls[name] += f.calls;
+    result.direct_hit = trace::to_json(trace::count_calls(targets, capture));
   }
   if (e.profile) {
     result.profile = json::array();
     for (auto& w : e.workloads) {
-      auto sent = std::find_if(report.profiles.begin(), report.profiles.end(),
-                               [&](auto& p) { return p.workload == w.id(); });
-      result.profile.push_back(sent != report.profiles.end()
-                                   ? trace::profile_entry(*sent)
+      auto pass = passes.find(w.id());
+      result.profile.push_back(pass != passes.end()
+                                   ? trace::profile_entry(w.id(), pass->second)
                                    : json{{"workload", w.id()},
                                           {"failure", "the guest sent no profile of it (a kernel without the function "
                                                       "profiler, or the point ended before the pass: see its log)"}});

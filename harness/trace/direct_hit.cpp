@@ -171,6 +171,7 @@ std::vector<FunctionCount> count_calls(const std::vector<Target>& targets,
   if (capture.method == kFunctionProfiler) {
     for (auto& cpu : capture.profile_stats)
       for (auto& [name, n] : parse_function_profile(cpu)) hits[name] += n;
+    for (auto& [name, n] : capture.calls) hits[name] += n;
   } else if (capture.method == kFunctionTracer) {
     hits = count_trace_lines(capture.trace);
     lost = lost_trace_events(capture.trace);

@@ -1,6 +1,7 @@
 #include "trace/profile.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "trace/direct_hit.hpp"
@@ -19,6 +20,32 @@ const std::vector<std::string>& profile_filter() {
   return kFilter;
 }
 
+std::vector<std::string> profile_words() {
+  std::vector<std::string> all;
+  for (auto glob : profile_filter()) {
+    std::erase(glob, '*');
+    all.push_back(glob);
+  }
+  std::vector<std::string> words;  // a word that holds another adds no candidate
+  for (auto& w : all)
+    if (std::none_of(all.begin(), all.end(), [&](auto& v) { return v != w && w.find(v) != std::string::npos; }))
+      words.push_back(w);
+  return words;
+}
+
+std::string profile_regex() {
+  std::string regex;
+  for (auto& glob : profile_filter()) {
+    if (!regex.empty()) regex += "|";
+    for (char c : glob) {
+      if (c == '*') regex += ".*";
+      else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') regex += c;
+      else regex += std::string("\\") + c;
+    }
+  }
+  return regex;
+}
+
 std::map<std::string, ProfiledFunction> parse_profile(const std::vector<std::string>& per_cpu) {
   std::map<std::string, ProfiledFunction> functions;
   for (auto& text : per_cpu)
@@ -30,29 +57,38 @@ std::map<std::string, ProfiledFunction> parse_profile(const std::vector<std::str
   return functions;
 }
 
-json profile_entry(const ProfileCapture& capture) {
-  json entry{{"workload", capture.workload}};
+PassProfile count_pass(const ProfileCapture& capture) {
+  PassProfile pass;
   if (capture.status != 0) {
-    entry["failure"] = "the agent exited " + std::to_string(capture.status) + " in the profiling pass";
-    return entry;
+    pass.failure = "the agent exited " + std::to_string(capture.status) + " in the profiling pass";
+    return pass;
   }
-  uint64_t ops = 0, elapsed_ns = 0;
   for (auto& line : split(capture.agent_output, '\n')) {
     auto r = json::parse(line, nullptr, false);
     if (r.is_object() && r.value("type", "") == "round" && !r.value("warmup", false)) {
-      ops += r.value("ops", uint64_t{0});
-      elapsed_ns += r.value("elapsed_ns", uint64_t{0});
+      pass.ops += r.value("ops", uint64_t{0});
+      pass.elapsed_ns += r.value("elapsed_ns", uint64_t{0});
     }
   }
-  if (ops == 0) {
-    entry["failure"] = "the profiling pass reported no ops";
+  if (pass.ops == 0) {
+    pass.failure = "the profiling pass reported no ops";
+    return pass;
+  }
+  pass.functions = parse_profile(capture.stats);
+  if (pass.functions.empty()) pass.failure = "the function profiler counted no calls";
+  return pass;
+}
+
+json profile_entry(const ProfileCapture& capture) { return profile_entry(capture.workload, count_pass(capture)); }
+
+json profile_entry(const std::string& workload, const PassProfile& pass) {
+  json entry{{"workload", workload}};
+  if (!pass.failure.empty()) {
+    entry["failure"] = pass.failure;
     return entry;
   }
-  auto parsed = parse_profile(capture.stats);
-  if (parsed.empty()) {
-    entry["failure"] = "the function profiler counted no calls";
-    return entry;
-  }
+  auto& parsed = pass.functions;
+  uint64_t ops = pass.ops, elapsed_ns = pass.elapsed_ns;
   std::vector<std::pair<std::string, ProfiledFunction>> functions(parsed.begin(), parsed.end());
   auto weight = [](const ProfiledFunction& f) { return f.own_ns ? *f.own_ns : f.calls; };
   std::stable_sort(functions.begin(), functions.end(),

@@ -17,6 +17,12 @@ namespace ks::trace {
 // (btrfs, the VFS entry points, xattr and LSM hooks, iomap, the block layer's submission,
 // io_uring's issue path). Each is written on its own; one that matches nothing is skipped.
 const std::vector<std::string>& profile_filter();
+// The same, as the guest matches it against available_filter_functions (a glob written to
+// set_ftrace_filter costs a kallsyms lookup of every function): the fixed words of the
+// globs for `grep -F` (fast; every match holds one) and one extended regular expression,
+// an alternation ("btrfs_.*|...") that guest/init.sh anchors to a whole name.
+std::vector<std::string> profile_words();
+std::string profile_regex();
 
 // One function of a profile: calls, and own time (the function minus the profiled functions
 // it called, sleeping excluded), in the guest clock's ns; instructions under -icount.
@@ -43,10 +49,19 @@ struct ProfileCapture {
 // 46 KB (438 KB uncompressed, 27 KB of it a point's profiles).
 inline constexpr size_t kProfileKeep = 150;
 
+// One workload's pass counted, or why there is nothing to count.
+struct PassProfile {
+  std::string failure;
+  uint64_t ops = 0, elapsed_ns = 0;  // the pass's measured rounds (profiled)
+  std::map<std::string, ProfiledFunction> functions;
+};
+PassProfile count_pass(const ProfileCapture& capture);
+
 // The point's `profile` entry for one workload: {"workload", "ops", "elapsed_ns" (the pass's
 // rounds, profiled), "calls" (of every function, kept or not), "functions": [{"function",
 // "calls", "own_ns"}...] (largest first), "left_out": {"functions", "max_own_ns" | "max_calls"}}
 // or, when the pass could not count, {"workload", "failure"}.
-nlohmann::json profile_entry(const ProfileCapture& capture);
+nlohmann::json profile_entry(const std::string& workload, const PassProfile& pass);
+nlohmann::json profile_entry(const ProfileCapture& capture);  // of count_pass(capture)
 
 }  // namespace ks::trace

@@ -152,13 +152,14 @@ TEST_CASE("guest plan: the arm's direct-hit functions and a short pass of the sa
   CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("KS_TRACE_FUNCTIONS=''\n") != std::string::npos);
 }
 
-TEST_CASE("guest plan: with profile, each workload's short pass again with the profiler switched by the agent") {
+TEST_CASE("guest plan: with profile, each workload's short pass snapshotted by the agent, in the direct-hit pass's place") {
   auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
   CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("ks_profile_pass") ==
         std::string::npos);
   e.profile = true;
   auto plan = guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("icount"));
-  CHECK(plan.find("KS_PROFILE_FILTER='btrfs_* ") != std::string::npos);
+  CHECK(plan.find("KS_PROFILE_REGEX='btrfs_.*|__btrfs_.*|vfs_.*|") != std::string::npos);
+  CHECK(plan.find("ks_direct_hit_pass") == std::string::npos);
   CHECK(plan.find("profile_workload 'clone' '/usr/bin/ksandwich-agent' 'clone' '--dir' '/mnt/clone-profile' "
                   "'--rounds' '1' '--warmup' '0'") != std::string::npos);
   CHECK(plan.find("'--profile-switch' '/sys/kernel/tracing/function_profile_enabled'") != std::string::npos);

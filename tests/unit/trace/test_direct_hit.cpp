@@ -156,6 +156,19 @@ TEST_CASE("trace: profiler counts sum over CPUs and clones", "[trace]") {
   CHECK_THAT(missing.note, Catch::Contains("not in available_filter_functions"));
 }
 
+TEST_CASE("trace: with a profiling pass its counts are the direct hits, summed with any trace_stat", "[trace]") {
+  auto capture = profiler_capture();
+  capture.profile_stats.clear();
+  capture.calls = {{"btrfs_remap_file_range", 2000}, {"btrfs_cont_expand.constprop.0", 7}, {"btrfs_other", 9}};
+  auto counts = count_calls({{"btrfs_remap_file_range", true}, {"btrfs_cont_expand", false}}, capture);
+  REQUIRE(counts.size() == 2);
+  CHECK(counts[0].calls == 2000);
+  CHECK(counts[0].filtered);
+  CHECK(counts[1].calls == 7);  // a clone counts for its function
+  capture.profile_stats = profiler_capture().profile_stats;
+  CHECK(count_calls({{"btrfs_remap_file_range", true}}, capture)[0].calls == 3000);
+}
+
 TEST_CASE("trace: trace_stat's cut names are matched and the ambiguity is said", "[trace]") {
   auto counts = count_calls({{"btrfs_replace_file_extents_with_a_long_name", true}},
                             profiler_capture());

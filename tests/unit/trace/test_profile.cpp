@@ -2,6 +2,8 @@
 // the point's profile entry out.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "trace/profile.hpp"
 
 using namespace ks::trace;
@@ -80,8 +82,15 @@ TEST_CASE("profile entry: a failed agent, no ops or no counts say why instead of
         "the function profiler counted no calls");
 }
 
-TEST_CASE("profile filter: globs a clone, a dedupe and a direct write pass through") {
+TEST_CASE("profile filter: globs a clone, a dedupe and a direct write pass through, as the guest matches them") {
   auto& f = profile_filter();
   for (const char* glob : {"btrfs_*", "*xattr*", "security_*", "iomap_*", "io_issue_sqe"})
     CHECK(std::find(f.begin(), f.end(), glob) != f.end());
+  std::regex re(profile_regex(), std::regex::extended);
+  auto words = profile_words();
+  for (const char* name : {"btrfs_search_slot", "btrfs_clone_files.isra.0", "__vfs_getxattr", "io_issue_sqe"}) {
+    CHECK(std::regex_match(name, re));
+    CHECK(std::any_of(words.begin(), words.end(), [&](auto& w) { return std::string(name).find(w) != std::string::npos; }));
+  }
+  for (const char* name : {"io_issue_sqe_x", "xbtrfs_search_slot", "ext4_write"}) CHECK_FALSE(std::regex_match(name, re));
 }
