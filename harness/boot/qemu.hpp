@@ -68,8 +68,9 @@ void check_guest_fits(const experiment::Experiment& e);
 std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm& arm);
 
 // /ksandwich/plan.sh: the device, mkfs and mount options, one agent argv per workload
-// built by agent_argv with paths inside the guest, and the direct-hit pass: the functions
-// to count on this arm and the short workloads to count them over. Every word single-quoted.
+// built by agent_argv with paths inside the guest, and the direct-hit pass (the functions
+// to count on this arm and the short workloads to count them over) or, with "profile",
+// the profiling pass in its place. Every word single-quoted.
 // CLOCK: what the rounds are timed with; a deterministic one runs the agent without its CPU
 // canary. AGENT_CPU: the CPU the agent pins itself to there; unset, guest_cpu(E) (a
 // bare-metal test kernel runs on the machine's own CPUs: E's cpu itself).
@@ -101,8 +102,9 @@ struct GuestReport {
   std::optional<double> agent_start_uptime_s;  // guest uptime when the first agent started
   std::optional<double> workloads_done_uptime_s;  // ... when the last timed workload ended
   std::optional<double> exit_uptime_s;
-  // The direct-hit pass: tracefs texts as the guest read them ("text" records) and
-  // the method it used ("trace" record). Absent when the plan traced nothing.
+  // The direct hits: tracefs texts as the guest read them ("text" records) and the
+  // method it used ("trace" record); with a profiling pass, its counts are in `profiles`.
+  // Absent when the plan traced nothing.
   std::optional<trace::TraceCapture> trace;
   // The profiling pass: per workload, a "profile" record (the agent's exit status) and the
   // "text" records of files "profile:<id>:agent" and "profile:<id>:function<cpu>".

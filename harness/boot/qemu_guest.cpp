@@ -181,11 +181,14 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
     return plan + "}\n";
   }
   // The profiling pass, in the direct-hit pass's shape and in its place: it counts the
-  // direct hits too, over the timed operations.
-  std::string words;  // grep -F's options
-  for (auto& word : trace::profile_words()) words += (words.empty() ? "-e " : " -e ") + word;
-  plan += "KS_PROFILE_WORDS=" + shell_quote(words) + "\n"
-          "KS_PROFILE_REGEX=" + shell_quote(trace::profile_regex()) + "\n"
+  // direct hits too, over the timed operations. Every arm's direct-hit functions are
+  // profiled in every arm: a function profiled in one only would read as new on its path.
+  std::vector<std::string> every_arms;
+  for (auto& d : e.direct_hits)
+    if (std::find(every_arms.begin(), every_arms.end(), d.function) == every_arms.end())
+      every_arms.push_back(d.function);
+  plan += "KS_PROFILE_WORDS=" + shell_quote("-e " + join(trace::profile_words(every_arms), " -e ")) + "\n"
+          "KS_PROFILE_REGEX=" + shell_quote(trace::profile_regex(every_arms)) + "\n"
           "ks_profile_pass() {\n";
   for (auto& w : pass.workloads) {
     auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + w.id() + "-profile", kGuestFioJobs,
@@ -398,16 +401,17 @@ PointResult guest_point_result(const PointContext& ctx, const GuestRun& guest, c
   }
   result.health["console_findings"] = console_findings(guest.console);
   result.health["unreadable_result_lines"] = report.unreadable_lines;
-  std::map<std::string, trace::PassProfile> passes;  // by workload
-  for (auto& sent : report.profiles) passes[sent.workload] = trace::count_pass(sent);
   if (auto targets = direct_hit_targets(e, ctx.arm.name); !targets.empty()) {
     trace::TraceCapture capture;
     capture.failure = "the guest sent no direct-hit records (the point ended before the pass)";
     if (report.trace) capture = *report.trace;
-    for (auto& [workload, pass] : passes)  // with a profiling pass, it counted the direct hits
-      for (auto& [name, f] : pass.functions) capture.calls[name] += f.calls;
+    // With a profiling pass, it counted the direct hits: what it sent, failed agent or not.
+    for (auto& sent : report.profiles)
+      capture.profile_stats.insert(capture.profile_stats.end(), sent.stats.begin(), sent.stats.end());
     result.direct_hit = trace::to_json(trace::count_calls(targets, capture));
   }
+  std::map<std::string, trace::PassProfile> passes;  // by workload
+  for (auto& sent : report.profiles) passes[sent.workload] = trace::count_pass(sent);
   if (e.profile) {
     result.profile = json::array();
     for (auto& w : e.workloads) {

@@ -44,7 +44,6 @@ struct TraceCapture {
   std::string available_filter_functions;
   std::string set_ftrace_filter;            // read back after writing the filter
   std::vector<std::string> profile_stats;   // profiler: trace_stat/function<cpu>, every CPU
-  std::map<std::string, uint64_t> calls;    // profiler: counted already (the profiling pass's timed ops)
   std::string trace;                        // tracer: the `trace` file
 };
 

@@ -1,7 +1,6 @@
 #include "trace/profile.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include "trace/direct_hit.hpp"
@@ -20,29 +19,29 @@ const std::vector<std::string>& profile_filter() {
   return kFilter;
 }
 
-std::vector<std::string> profile_words() {
-  std::vector<std::string> all;
-  for (auto glob : profile_filter()) {
-    std::erase(glob, '*');
-    all.push_back(glob);
+std::vector<std::string> profile_words(const std::vector<std::string>& extra_functions) {
+  std::vector<std::string> all = extra_functions;
+  for (auto& glob : profile_filter()) {
+    std::string longest;
+    for (auto& piece : split(glob, '*'))
+      if (piece.size() > longest.size()) longest = piece;
+    all.push_back(longest);
   }
   std::vector<std::string> words;  // a word that holds another adds no candidate
   for (auto& w : all)
-    if (std::none_of(all.begin(), all.end(), [&](auto& v) { return v != w && w.find(v) != std::string::npos; }))
+    if (std::none_of(all.begin(), all.end(), [&](auto& v) { return v != w && w.find(v) != std::string::npos; }) &&
+        std::find(words.begin(), words.end(), w) == words.end())
       words.push_back(w);
   return words;
 }
 
-std::string profile_regex() {
+std::string profile_regex(const std::vector<std::string>& extra_functions) {
   std::string regex;
   for (auto& glob : profile_filter()) {
     if (!regex.empty()) regex += "|";
-    for (char c : glob) {
-      if (c == '*') regex += ".*";
-      else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') regex += c;
-      else regex += std::string("\\") + c;
-    }
+    for (char c : glob) regex += c == '*' ? std::string("[^ ]*") : std::string(1, c);
   }
+  for (auto& f : extra_functions) regex += "|" + f + "(\\.[a-z_]+\\.[0-9]+)*";
   return regex;
 }
 

@@ -15,14 +15,16 @@ namespace ks::trace {
 
 // set_ftrace_filter globs: the paths a btrfs clone, dedupe, direct or buffered write takes
 // (btrfs, the VFS entry points, xattr and LSM hooks, iomap, the block layer's submission,
-// io_uring's issue path). Each is written on its own; one that matches nothing is skipped.
+// io_uring's issue path). Letters, digits, '_' and '*' only; one that matches nothing is
+// skipped.
 const std::vector<std::string>& profile_filter();
 // The same, as the guest matches it against available_filter_functions (a glob written to
-// set_ftrace_filter costs a kallsyms lookup of every function): the fixed words of the
-// globs for `grep -F` (fast; every match holds one) and one extended regular expression,
-// an alternation ("btrfs_.*|...") that guest/init.sh anchors to a whole name.
-std::vector<std::string> profile_words();
-std::string profile_regex();
+// set_ftrace_filter costs a kallsyms lookup of every function): words for `grep -F` (fast;
+// every match holds one: each glob's longest piece between '*'s) and one extended regular
+// expression, an alternation ("btrfs_[^ ]*|...") that guest/init.sh anchors to a whole
+// name. EXTRA_FUNCTIONS (the direct-hit functions) join both, with their compiler clones.
+std::vector<std::string> profile_words(const std::vector<std::string>& extra_functions = {});
+std::string profile_regex(const std::vector<std::string>& extra_functions = {});
 
 // One function of a profile: calls, and own time (the function minus the profiled functions
 // it called, sleeping excluded), in the guest clock's ns; instructions under -icount.

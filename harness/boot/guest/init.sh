@@ -19,8 +19,11 @@
 #   {"type":"workload","id":...}  the agent's lines for workload ID follow
 #   {"type":"workload_exit",...}  the agent's exit status
 #   {"type":"text","file":F,"text":L}  line L of file F: tracefs texts of the direct-hit
-#                                 pass (counted by the harness), and dmesg before the exit
-#   {"type":"trace","method":...} how the direct-hit pass counted (or why it could not)
+#                                 or profiling pass (counted by the harness; the profiling
+#                                 pass's as "profile:<workload>:<file>"), and dmesg before
+#                                 the exit
+#   {"type":"trace","method":...} how the direct hits were counted (or why they could not)
+#   {"type":"profile","id":...}   a workload's profiling pass: the agent's exit status
 #   {"type":"exit","status":N,"reason":...}  last line; then `reboot -f`
 # With a minimal kernel `poweroff -f` only halts; QEMU runs with -no-reboot, so reboot exits it.
 #
@@ -36,6 +39,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+t=/sys/kernel/tracing
 mount -t tmpfs tmpfs /tmp
 
 say() { echo "ksandwich-init: $*"; }
@@ -295,21 +299,20 @@ direct_hit_symbols() {
 }
 
 # set_ftrace_filter := the numbered functions on stdin, by index. Reads back what it took,
-# which must be what was asked; sends the direct-hit symbols' lines of it. False when it
+# which must be the lines asked for, and sends it. False, with the reason in $why, when it
 # took nothing. (An empty filter, which reads as a "#### all functions enabled ####"
 # comment, would profile every function.)
 set_filter() {
   sort -u >/tmp/filter-asked
   cut -d: -f1 /tmp/filter-asked >"$t/set_ftrace_filter"
-  grep -v '^#' "$t/set_ftrace_filter" >/tmp/filter
-  cut -d: -f2 /tmp/filter-asked | cut -d' ' -f1 | sort -u >/tmp/filter-asked.names
-  if ! cut -d' ' -f1 /tmp/filter | sort -u | cmp -s - /tmp/filter-asked.names; then
-    say "set_ftrace_filter by index took other functions than asked: not counting"
+  grep -v '^#' "$t/set_ftrace_filter" | sort >/tmp/filter
+  if ! cut -d: -f2- /tmp/filter-asked | sort | cmp -s - /tmp/filter; then
+    why="set_ftrace_filter, written by index, took other functions than asked"
     : >"$t/set_ftrace_filter"
     : >/tmp/filter
   fi
-  cut -d: -f2 /tmp/available | cut -d' ' -f1 | awk 'NR == FNR { wanted[$1] = 1; next } $1 in wanted' - /tmp/filter |
-    emit_text set_ftrace_filter
+  emit_text set_ftrace_filter </tmp/filter
+  [ -s /tmp/filter ] || why=${why:-no function matched}
   [ -s /tmp/filter ]
 }
 
@@ -318,7 +321,6 @@ set_filter() {
 # harness counts them as it does on the host. (With a profiling pass, that pass counts
 # them instead: profiles.)
 direct_hits() {
-  t=/sys/kernel/tracing
   if [ ! -w "$t/function_profile_enabled" ]; then
     emit "{\"type\":\"trace\",\"method\":\"none\",\"failure\":\"this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs\"}"
     return
@@ -359,7 +361,6 @@ profile_workload() {
 # function's time leaves out the profiled functions it calls; sleep-time 0: and the time
 # it slept.
 profiles() {
-  t=/sys/kernel/tracing
   if [ ! -w "$t/function_profile_enabled" ]; then
     why="this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs"
     say "profiling pass: $why"
@@ -367,8 +368,9 @@ profiles() {
     return
   fi
   direct_hit_symbols
-  if ! { cat /tmp/available; numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS"; } | set_filter; then
-    say "profiling pass: no function matched the filter"
+  if ! numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS" | set_filter; then
+    say "profiling pass: $why"
+    [ -n "$KS_TRACE_FUNCTIONS" ] && emit "{\"type\":\"trace\",\"method\":\"none\",\"failure\":$(json_str "profiling pass: $why")}"
     return
   fi
   [ -n "$KS_TRACE_FUNCTIONS" ] && emit "{\"type\":\"trace\",\"method\":\"function_profiler\"}"

@@ -152,13 +152,20 @@ TEST_CASE("guest plan: the arm's direct-hit functions and a short pass of the sa
   CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("KS_TRACE_FUNCTIONS=''\n") != std::string::npos);
 }
 
-TEST_CASE("guest plan: with profile, each workload's short pass snapshotted by the agent, in the direct-hit pass's place") {
+TEST_CASE("guest plan: with profile, each workload's short pass again, the profiler switched by the agent, in the direct-hit pass's place") {
   auto e = experiment(R"({"kind": "brd", "size_mib": 256})");
   CHECK(guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("wall")).find("ks_profile_pass") ==
         std::string::npos);
   e.profile = true;
   auto plan = guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("icount"));
-  CHECK(plan.find("KS_PROFILE_REGEX='btrfs_.*|__btrfs_.*|vfs_.*|") != std::string::npos);
+  CHECK(plan.find("KS_PROFILE_REGEX='btrfs_[^ ]*|__btrfs_[^ ]*|vfs_[^ ]*|") != std::string::npos);
+  // Another arm's direct-hit function is profiled here too (else it would read as new),
+  // while the gate counts this arm's only.
+  e.direct_hits = {{"xfs_only_patched", false, {"patched"}}};
+  plan = guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("icount"));
+  CHECK(plan.find("KS_TRACE_FUNCTIONS=''") != std::string::npos);
+  CHECK(plan.find("|xfs_only_patched(\\.[a-z_]+\\.[0-9]+)*'") != std::string::npos);
+  CHECK(plan.find("-e xfs_only_patched") != std::string::npos);
   CHECK(plan.find("ks_direct_hit_pass") == std::string::npos);
   CHECK(plan.find("profile_workload 'clone' '/usr/bin/ksandwich-agent' 'clone' '--dir' '/mnt/clone-profile' "
                   "'--rounds' '1' '--warmup' '0'") != std::string::npos);

@@ -86,11 +86,15 @@ TEST_CASE("profile filter: globs a clone, a dedupe and a direct write pass throu
   auto& f = profile_filter();
   for (const char* glob : {"btrfs_*", "*xattr*", "security_*", "iomap_*", "io_issue_sqe"})
     CHECK(std::find(f.begin(), f.end(), glob) != f.end());
-  std::regex re(profile_regex(), std::regex::extended);
-  auto words = profile_words();
-  for (const char* name : {"btrfs_search_slot", "btrfs_clone_files.isra.0", "__vfs_getxattr", "io_issue_sqe"}) {
+  for (auto& glob : f) CHECK(glob.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_*") == std::string::npos);
+  std::regex re(profile_regex({"xfs_extra"}), std::regex::extended);
+  auto words = profile_words({"xfs_extra"});
+  for (const char* name : {"btrfs_search_slot", "btrfs_clone_files.isra.0", "__vfs_getxattr", "io_issue_sqe",
+                           "xfs_extra", "xfs_extra.constprop.0"}) {
     CHECK(std::regex_match(name, re));
     CHECK(std::any_of(words.begin(), words.end(), [&](auto& w) { return std::string(name).find(w) != std::string::npos; }));
   }
-  for (const char* name : {"io_issue_sqe_x", "xbtrfs_search_slot", "ext4_write"}) CHECK_FALSE(std::regex_match(name, re));
+  CHECK_FALSE(std::regex_match("btrfs_x [btrfs]", re));  // a name only: the module is not part of it
+  for (const char* name : {"io_issue_sqe_x", "xbtrfs_search_slot", "ext4_write", "xfs_extra_more"})
+    CHECK_FALSE(std::regex_match(name, re));
 }
