@@ -410,14 +410,13 @@ PointResult guest_point_result(const PointContext& ctx, const GuestRun& guest, c
       capture.profile_stats.insert(capture.profile_stats.end(), sent.stats.begin(), sent.stats.end());
     result.direct_hit = trace::to_json(trace::count_calls(targets, capture));
   }
-  std::map<std::string, trace::PassProfile> passes;  // by workload
-  for (auto& sent : report.profiles) passes[sent.workload] = trace::count_pass(sent);
   if (e.profile) {
     result.profile = json::array();
     for (auto& w : e.workloads) {
-      auto pass = passes.find(w.id());
-      result.profile.push_back(pass != passes.end()
-                                   ? trace::profile_entry(w.id(), pass->second)
+      auto sent = std::find_if(report.profiles.begin(), report.profiles.end(),
+                               [&](auto& p) { return p.workload == w.id(); });
+      result.profile.push_back(sent != report.profiles.end()
+                                   ? trace::profile_entry(*sent)
                                    : json{{"workload", w.id()},
                                           {"failure", "the guest sent no profile of it (a kernel without the function "
                                                       "profiler, or the point ended before the pass: see its log)"}});

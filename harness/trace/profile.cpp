@@ -56,38 +56,29 @@ std::map<std::string, ProfiledFunction> parse_profile(const std::vector<std::str
   return functions;
 }
 
-PassProfile count_pass(const ProfileCapture& capture) {
-  PassProfile pass;
+json profile_entry(const ProfileCapture& capture) {
+  json entry{{"workload", capture.workload}};
   if (capture.status != 0) {
-    pass.failure = "the agent exited " + std::to_string(capture.status) + " in the profiling pass";
-    return pass;
+    entry["failure"] = "the agent exited " + std::to_string(capture.status) + " in the profiling pass";
+    return entry;
   }
+  uint64_t ops = 0, elapsed_ns = 0;
   for (auto& line : split(capture.agent_output, '\n')) {
     auto r = json::parse(line, nullptr, false);
     if (r.is_object() && r.value("type", "") == "round" && !r.value("warmup", false)) {
-      pass.ops += r.value("ops", uint64_t{0});
-      pass.elapsed_ns += r.value("elapsed_ns", uint64_t{0});
+      ops += r.value("ops", uint64_t{0});
+      elapsed_ns += r.value("elapsed_ns", uint64_t{0});
     }
   }
-  if (pass.ops == 0) {
-    pass.failure = "the profiling pass reported no ops";
-    return pass;
-  }
-  pass.functions = parse_profile(capture.stats);
-  if (pass.functions.empty()) pass.failure = "the function profiler counted no calls";
-  return pass;
-}
-
-json profile_entry(const ProfileCapture& capture) { return profile_entry(capture.workload, count_pass(capture)); }
-
-json profile_entry(const std::string& workload, const PassProfile& pass) {
-  json entry{{"workload", workload}};
-  if (!pass.failure.empty()) {
-    entry["failure"] = pass.failure;
+  if (ops == 0) {
+    entry["failure"] = "the profiling pass reported no ops";
     return entry;
   }
-  auto& parsed = pass.functions;
-  uint64_t ops = pass.ops, elapsed_ns = pass.elapsed_ns;
+  auto parsed = parse_profile(capture.stats);
+  if (parsed.empty()) {
+    entry["failure"] = "the function profiler counted no calls";
+    return entry;
+  }
   std::vector<std::pair<std::string, ProfiledFunction>> functions(parsed.begin(), parsed.end());
   auto weight = [](const ProfiledFunction& f) { return f.own_ns ? *f.own_ns : f.calls; };
   std::stable_sort(functions.begin(), functions.end(),

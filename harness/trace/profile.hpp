@@ -51,19 +51,10 @@ struct ProfileCapture {
 // 46 KB (438 KB uncompressed, 27 KB of it a point's profiles).
 inline constexpr size_t kProfileKeep = 150;
 
-// One workload's pass counted, or why there is nothing to count.
-struct PassProfile {
-  std::string failure;
-  uint64_t ops = 0, elapsed_ns = 0;  // the pass's measured rounds (profiled)
-  std::map<std::string, ProfiledFunction> functions;
-};
-PassProfile count_pass(const ProfileCapture& capture);
-
 // The point's `profile` entry for one workload: {"workload", "ops", "elapsed_ns" (the pass's
 // rounds, profiled), "calls" (of every function, kept or not), "functions": [{"function",
 // "calls", "own_ns"}...] (largest first), "left_out": {"functions", "max_own_ns" | "max_calls"}}
 // or, when the pass could not count, {"workload", "failure"}.
-nlohmann::json profile_entry(const std::string& workload, const PassProfile& pass);
-nlohmann::json profile_entry(const ProfileCapture& capture);  // of count_pass(capture)
+nlohmann::json profile_entry(const ProfileCapture& capture);
 
 }  // namespace ks::trace
