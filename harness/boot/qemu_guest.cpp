@@ -167,9 +167,15 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
   }
   plan += "}\n\n";
 
+  // Names for the guest's `grep -F` (its "-e WORD" options) and `grep -E`: guest/init.sh.
+  auto grep_words = [](const std::vector<std::string>& words) {
+    return shell_quote(words.empty() ? "" : "-e " + join(words, " -e "));
+  };
   std::vector<std::string> functions;
   for (auto& t : direct_hit_targets(e, arm.name)) functions.push_back(t.function);
-  plan += "KS_TRACE_FUNCTIONS=" + shell_quote(join(functions, " ")) + "\n";
+  plan += "KS_TRACE_FUNCTIONS=" + shell_quote(join(functions, " ")) + "\n"
+          "KS_TRACE_WORDS=" + grep_words(functions) + "\n"
+          "KS_TRACE_REGEX=" + shell_quote(trace::functions_regex(functions)) + "\n";
   auto pass = direct_hit_pass(in_guest);
   if (!e.profile) {
     plan += "ks_direct_hit_pass() {\n";
@@ -183,12 +189,11 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
   // The profiling pass, in the direct-hit pass's shape and in its place: it counts the
   // direct hits too, over the timed operations. Every arm's direct-hit functions are
   // profiled in every arm: a function profiled in one only would read as new on its path.
-  std::vector<std::string> every_arms;
+  std::vector<std::string> all_arms;
   for (auto& d : e.direct_hits)
-    if (std::find(every_arms.begin(), every_arms.end(), d.function) == every_arms.end())
-      every_arms.push_back(d.function);
-  plan += "KS_PROFILE_WORDS=" + shell_quote("-e " + join(trace::profile_words(every_arms), " -e ")) + "\n"
-          "KS_PROFILE_REGEX=" + shell_quote(trace::profile_regex(every_arms)) + "\n"
+    if (std::find(all_arms.begin(), all_arms.end(), d.function) == all_arms.end()) all_arms.push_back(d.function);
+  plan += "KS_PROFILE_WORDS=" + grep_words(trace::profile_words(all_arms)) + "\n"
+          "KS_PROFILE_REGEX=" + shell_quote(trace::profile_regex(all_arms)) + "\n"
           "ks_profile_pass() {\n";
   for (auto& w : pass.workloads) {
     auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + w.id() + "-profile", kGuestFioJobs,

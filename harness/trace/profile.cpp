@@ -41,7 +41,13 @@ std::string profile_regex(const std::vector<std::string>& extra_functions) {
     if (!regex.empty()) regex += "|";
     for (char c : glob) regex += c == '*' ? std::string("[^ ]*") : std::string(1, c);
   }
-  for (auto& f : extra_functions) regex += "|" + f + "(\\.[a-z_]+\\.[0-9]+)*";
+  if (!extra_functions.empty()) regex += "|" + functions_regex(extra_functions);
+  return regex;
+}
+
+std::string functions_regex(const std::vector<std::string>& functions) {
+  std::string regex;
+  for (auto& f : functions) regex += (regex.empty() ? "" : "|") + f + "(\\.[a-z_]+\\.[0-9]+)*";
   return regex;
 }
 

@@ -25,6 +25,9 @@ const std::vector<std::string>& profile_filter();
 // name. EXTRA_FUNCTIONS (the direct-hit functions) join both, with their compiler clones.
 std::vector<std::string> profile_words(const std::vector<std::string>& extra_functions = {});
 std::string profile_regex(const std::vector<std::string>& extra_functions = {});
+// Named functions and their compiler clones (name.isra.0, name.constprop.0.isra.0 ...) as
+// such an alternation: the direct-hit functions.
+std::string functions_regex(const std::vector<std::string>& functions);
 
 // One function of a profile: calls, and own time (the function minus the profiled functions
 // it called, sleeping excluded), in the guest clock's ns; instructions under -icount.

@@ -288,13 +288,7 @@ numbered_functions() {
 # The plan's direct-hit functions (and their compiler clones, name.isra.0 ...) as listed
 # in available_filter_functions: numbered to /tmp/available, sent as read.
 direct_hit_symbols() {
-  words=
-  regex=
-  for f in $KS_TRACE_FUNCTIONS; do
-    words="$words -e $f"
-    regex="$regex${regex:+|}$f(\\.[a-z_]+\\.[0-9]+)*"
-  done
-  numbered_functions "$regex" "$words" >/tmp/available
+  numbered_functions "$KS_TRACE_REGEX" "$KS_TRACE_WORDS" >/tmp/available
   cut -d: -f2- /tmp/available | emit_text available_filter_functions
 }
 
@@ -303,6 +297,7 @@ direct_hit_symbols() {
 # took nothing. (An empty filter, which reads as a "#### all functions enabled ####"
 # comment, would profile every function.)
 set_filter() {
+  why=
   sort -u >/tmp/filter-asked
   cut -d: -f1 /tmp/filter-asked >"$t/set_ftrace_filter"
   grep -v '^#' "$t/set_ftrace_filter" | sort >/tmp/filter
@@ -313,7 +308,7 @@ set_filter() {
   fi
   emit_text set_ftrace_filter </tmp/filter
   [ -s /tmp/filter ] || why=${why:-no function matched}
-  [ -s /tmp/filter ]
+  [ -z "$why" ]
 }
 
 # After the timed rounds, never during them: the function profiler counts calls to the
@@ -363,12 +358,12 @@ profile_workload() {
 profiles() {
   if [ ! -w "$t/function_profile_enabled" ]; then
     why="this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs"
-    say "profiling pass: $why"
-    [ -n "$KS_TRACE_FUNCTIONS" ] && emit "{\"type\":\"trace\",\"method\":\"none\",\"failure\":\"$why\"}"
-    return
+  else
+    direct_hit_symbols
+    numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS" >/tmp/profiled
+    set_filter </tmp/profiled  # not in a pipeline: it sets $why
   fi
-  direct_hit_symbols
-  if ! numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS" | set_filter; then
+  if [ -n "$why" ]; then
     say "profiling pass: $why"
     [ -n "$KS_TRACE_FUNCTIONS" ] && emit "{\"type\":\"trace\",\"method\":\"none\",\"failure\":$(json_str "profiling pass: $why")}"
     return

@@ -144,6 +144,9 @@ TEST_CASE("guest plan: the arm's direct-hit functions and a short pass of the sa
   CHECK(control.find("KS_TRACE_FUNCTIONS='btrfs_remap_file_range'\n") != std::string::npos);
   auto patched = guest_plan(e, e.arms.at("patched"), ks::evidence::clock_named("wall"));
   CHECK(patched.find("KS_TRACE_FUNCTIONS='btrfs_remap_file_range __vfs_getxattr'\n") != std::string::npos);
+  CHECK(patched.find("KS_TRACE_WORDS='-e btrfs_remap_file_range -e __vfs_getxattr'\n") != std::string::npos);
+  CHECK(patched.find("KS_TRACE_REGEX='btrfs_remap_file_range(\\.[a-z_]+\\.[0-9]+)*|__vfs_getxattr(\\.[a-z_]+\\.[0-9]+)*'\n") !=
+        std::string::npos);
   // One round of at most 1,000 operations, in its own directory.
   CHECK(patched.find("run_pass 'clone-direct-hit' '/usr/bin/ksandwich-agent' 'clone' '--dir' "
                      "'/mnt/clone-direct-hit' '--rounds' '1' '--warmup' '0'") != std::string::npos);
