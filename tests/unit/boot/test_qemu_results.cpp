@@ -177,3 +177,39 @@ TEST_CASE("results stream: each workload's profiling pass comes back as a profil
   CHECK(e["functions"][0]["own_ns"] == 1500);
   CHECK(r.unreadable_lines == 1);
 }
+
+TEST_CASE("judging a point: with a profiling pass it counts the direct hits, a failed agent's counts too") {
+  auto e = ks::experiment::parse(json::parse(R"({"name": "t", "arms": {"control": {}, "patched": {}},
+      "backend": "qemu", "workloads": [{"name": "clone"}, {"name": "dedupe"}, {"name": "dio-randwrite"}], "profile": true,
+      "direct_hits": [{"function": "btrfs_remap_file_range", "required": true}]})"));
+  auto text = [](const std::string& file, const std::string& line) {
+    return json{{"type", "text"}, {"file", file}, {"text", line}}.dump() + "\n";
+  };
+  std::string s = stream();
+  s += text("available_filter_functions", "btrfs_remap_file_range") +
+       text("set_ftrace_filter", "btrfs_remap_file_range") + text("set_ftrace_filter", "btrfs_search_slot") +
+       R"({"type":"trace","method":"function_profiler"})" "\n";
+  // clone's pass ran; dedupe's agent died after the profiler had counted some calls;
+  // dio-randwrite's pass never came (the point ended).
+  s += json{{"type", "profile"}, {"id", "clone"}, {"status", 0}}.dump() + "\n" +
+       text("profile:clone:agent", R"({"type":"round","ops":1000,"elapsed_ns":5000})") +
+       text("profile:clone:function0", "  btrfs_remap_file_range   1000    100.0 us   0.1 us   0 us") +
+       text("profile:clone:function0", "  btrfs_search_slot        4000    400.0 us   0.1 us   0 us");
+  s += json{{"type", "profile"}, {"id", "dedupe"}, {"status", 1}}.dump() + "\n" +
+       text("profile:dedupe:function0", "  btrfs_remap_file_range    300     30.0 us   0.1 us   0 us");
+  auto run = run_of(s);
+  ks::experiment::Arm arm{.name = "patched"};
+  PointContext ctx{.experiment = e, .arm = arm, .bundle_dir = "/b", .point_dir = "/b/points/00-patched"};
+  auto result = guest_point_result(ctx, run, {"brd", "/dev/ram0"}, "/b/points/00-patched/console.log");
+  CHECK(result.status == "ok");
+  REQUIRE(result.direct_hit.is_array());
+  REQUIRE(result.direct_hit.size() == 1);
+  CHECK(result.direct_hit[0]["calls"] == 1300);  // both passes' counts: the gate needs hits, not a clean pass
+  CHECK(result.direct_hit[0]["filtered"] == true);
+  REQUIRE(result.profile.size() == 3);
+  CHECK(result.profile[0]["ops"] == 1000);
+  CHECK(result.profile[0]["functions"][0]["function"] == "btrfs_search_slot");
+  CHECK(result.profile[1]["failure"] == "the agent exited 1 in the profiling pass");
+  CHECK(result.profile[1].count("functions") == 0);  // no table from a pass that failed
+  CHECK(result.profile[2]["failure"].get<std::string>().find("sent no profile") != std::string::npos);
+}
