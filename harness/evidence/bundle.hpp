@@ -38,6 +38,7 @@ struct Row {
   nlohmann::json extra;                 // anything else the agent reported (cpu, clocks, ...)
 
   std::optional<double> metric(const std::string& name) const;
+  bool operator==(const Row&) const = default;
 };
 
 // One point: one boot (or, on the host backend, one fresh filesystem) running one arm.

@@ -146,6 +146,13 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                     "version; --allow-environment-change compares anyway and lists the differences "
                     "at the top of the report");
 
+  // Two copies of one bundle (bundle.json and its .gz, or a file copied) would read as a
+  // comparison and find no change: no two runs time every round alike.
+  if (before.created_at == after.created_at && before.rows == after.rows)
+    throw UserError("A and B are one run (both created at " + before.created_at +
+                        ", every round alike): a run compared with itself shows nothing",
+                    "pass two different runs, e.g. last night's bundle and tonight's");
+
   evidence::Bundle c;
   if (!changes.empty()) c.extra["environment_changes"] = changes;
   c.tool = after.tool;

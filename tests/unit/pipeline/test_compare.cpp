@@ -13,8 +13,10 @@ namespace {
 // A finished run of one workload: POINTS patched points, ROUNDS rounds each, ns/op near
 // LEVEL (each point a little off, as boots are).
 evidence::Bundle run_of(double level, int points, const std::string& workload = "clone") {
+  static int runs = 0;
   evidence::Bundle b;
   b.experiment_name = "nightly";
+  b.created_at = "2026-12-03T00:00:0" + std::to_string(runs++ % 10) + "Z";
   b.plan = {{"rounds", 3}, {"warmup_rounds", 0}};
   static const double kPointNoise[] = {1.00, 1.01, 0.99, 1.005, 0.995, 1.0};
   for (int p = 0; p < points; ++p) {
@@ -103,12 +105,14 @@ evidence::Bundle real_bundle() {
 
 }  // namespace
 
-TEST_CASE("compare: a real bundle against itself has no environment change") {
+TEST_CASE("compare: a real bundle against itself has no environment change, and is refused as one run") {
   auto a = real_bundle();
   CHECK(pipeline::environment_changes(a, a, "patched").empty());
-  auto c = pipeline::compare_bundles(a, a, {});
-  CHECK_FALSE(c.extra.contains("environment_changes"));
   CHECK(pipeline::machine_fingerprint(a).size() == 16);
+  CHECK_THROWS_WITH(pipeline::compare_bundles(a, a, {}), Catch::Contains("A and B are one run"));
+  auto b = a;  // another night on the same machine
+  b.created_at = "2026-12-04T02:00:00Z";
+  CHECK_FALSE(pipeline::compare_bundles(a, b, {}).extra.contains("environment_changes"));
 }
 
 TEST_CASE("compare: another CPU, accelerator, config or tool major version is refused, naming each") {
@@ -143,6 +147,7 @@ TEST_CASE("compare: --allow-environment-change compares and puts the differences
   auto b = a;
   b.machine["cpu_model"] = "AMD EPYC 7763 64-Core Processor";
   b.tool["version"] = "0.2.0";  // same major version: comparable
+  b.created_at = "2026-12-04T02:00:00Z";
   pipeline::CompareOptions o;
   o.allow_environment_change = true;
   auto c = pipeline::compare_bundles(a, b, o);
