@@ -3,8 +3,10 @@
 # by default) with "profile" off and on, alternately (off on off on: drift hits both), each
 # a fixed 3 blocks on the machine's kernel cache, and prints each point's wall time, the
 # guest's own time to its exit record (instructions under -icount), and the ratio of means.
-# Run as root from anywhere, after the kernels are cached (a main-job run); 4 runs of 6
-# points, about 6 minutes under TCG. The bundles stay in OUT.
+# Run as root from anywhere, after the kernels are cached (a main-job run); RUNS (default 4)
+# runs of 6 points, about 1.5 minutes each under TCG. The host's own noise moves a run's
+# points together by up to 10%: more runs, alternated, average it out. The bundles stay in
+# OUT.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,9 +30,12 @@ print(json.dumps(e, indent=1))
 PY
 done
 
+runs=${RUNS:-4}
+case $runs in '' | *[!0-9]* | 0 | *[13579]) die "RUNS=$runs: give an even number of runs (off and on alternate)" ;; esac
 n=0
-for profile in false true false true; do
+while [ "$n" -lt "$runs" ]; do
   n=$((n + 1))
+  profile=$([ $((n % 2)) -eq 1 ] && echo false || echo true)
   "$ksandwich" run "$out/profile-$profile.json" --out "$out/run$n-$profile" >"$out/run$n.log" 2>&1 || true
   [ -f "$out/run$n-$profile/bundle.json" ] || die "run $n wrote no bundle; see $out/run$n.log"
 done
@@ -38,12 +43,13 @@ done
 python3 - "$out" <<'PY'
 import glob, json, os, re, statistics, sys
 out = sys.argv[1]
-seconds, guest = {"false": [], "true": []}, {"false": [], "true": []}
-for d in sorted(glob.glob(os.path.join(out, "run*-*"))):
+seconds, guest, by_run = {"false": [], "true": []}, {"false": [], "true": []}, {}
+for d in glob.glob(os.path.join(out, "run*-*")):
     if not os.path.isdir(d):
         continue
-    profile = d.rsplit("-", 1)[1]
+    name, profile = os.path.basename(d).rsplit("-", 1)
     b = json.load(open(os.path.join(d, "bundle.json")))
+    by_run[int(name[3:])] = statistics.mean(p["seconds"] for p in b["points"])
     for p in b["points"]:
         seconds[profile].append(p["seconds"])
         stream = os.path.join(d, os.path.dirname(p["log"]), "results.jsonl")
@@ -52,6 +58,9 @@ for d in sorted(glob.glob(os.path.join(out, "run*-*"))):
                 m = re.search(r'"type":"exit".*"uptime_s":([0-9.]+)', line)
                 if m:
                     guest[profile].append(float(m.group(1)))
+pairs = [f"{by_run[n]:.2f} -> {by_run[n + 1]:.2f} s ({100 * (by_run[n + 1] / by_run[n] - 1):+.1f}%)"
+         for n in sorted(by_run) if n % 2 == 1 and n + 1 in by_run]
+print("each pair of runs, without -> with, wall s/point:", "; ".join(pairs))
 print(f"{'profile':<8} {'points':>6} {'wall s/point':>13} {'guest s/point':>14}")
 for k in ("false", "true"):
     g = statistics.mean(guest[k]) if guest[k] else float("nan")
