@@ -243,9 +243,7 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   check_guest_fits(e);
   const bool kvm = accel(ctx.kernel_image).accel == "kvm";
 
-  auto known_filter = filter_index_.find(*ctx.kernel_image);
-  auto plan = guest_plan(e, ctx.arm, clock(), std::nullopt,
-                         known_filter != filter_index_.end() ? known_filter->second : std::string());
+  auto plan = guest_plan(e, ctx.arm, clock());
   const Initramfs& initramfs = initramfs_for(ctx, plan);
   fs::create_directories(ctx.point_dir);
   auto qemu_log = ctx.point_dir / "qemu.log";
@@ -287,7 +285,6 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
                  .qemu_output = without_command_line(try_read_file(qemu_log).value_or("")),
                  .expected_release = ctx.kernel_release};
   const auto& report = guest.report;
-  if (auto found = reusable_filter_index(report); !found.empty()) filter_index_[*ctx.kernel_image] = found;
   PointResult result = guest_point_result(ctx, guest, storage, spec.console_log);
 
   // The host's noise controls (governor, turbo, load of the pinned CPU), then what the

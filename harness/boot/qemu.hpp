@@ -73,11 +73,9 @@ std::string guest_cmdline(const experiment::Experiment& e, const experiment::Arm
 // the profiling pass in its place. Every word single-quoted.
 // CLOCK: what the rounds are timed with; a deterministic one runs the agent without its CPU
 // canary. AGENT_CPU: the CPU the agent pins itself to there; unset, guest_cpu(E) (a
-// bare-metal test kernel runs on the machine's own CPUs: E's cpu itself). FILTER_INDEX: the
-// profiling pass's filter an earlier boot of the same kernel found (reusable_filter_index),
-// which spares this boot the search; empty: the guest searches.
+// bare-metal test kernel runs on the machine's own CPUs: E's cpu itself).
 std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm, const evidence::Clock& clock,
-                       std::optional<int> agent_cpu = std::nullopt, const std::string& filter_index = {});
+                       std::optional<int> agent_cpu = std::nullopt);
 
 // The CPU the agent pins itself to inside the guest: the last vCPU when the experiment
 // pins (the experiment's CPU is a host CPU: it pins the QEMU process), else -1.
@@ -111,9 +109,6 @@ struct GuestReport {
   // The profiling pass: per workload, a "profile" record (the agent's exit status) and the
   // "text" records of files "profile:<id>:agent" and "profile:<id>:function<cpu>".
   std::vector<trace::ProfileCapture> profiles;
-  // The profiling pass's filter as the guest found it in available_filter_functions: lines
-  // "N:name [module]" ("text" records of file "filter-index"); empty when the plan gave it.
-  std::string filter_index;
   std::optional<std::string> kernel_log;  // the guest's dmesg at the end ("text" records)
   std::optional<std::string> console;     // bare metal: what init printed ("text" records)
   int unreadable_lines = 0;  // not JSON (e.g. the last line cut by a kill)
@@ -121,11 +116,6 @@ struct GuestReport {
 
 // Parses the results port's stream (JSON lines). Pure.
 GuestReport parse_guest_results(std::string_view text);
-
-// The filter index REPORT's guest found, for the plan of the next boot of the same kernel
-// (a kernel's function list is a property of its build): only when every line is
-// "N:name [module]" and set_ftrace_filter read back exactly its names. Else empty. Pure.
-std::string reusable_filter_index(const GuestReport& report);
 
 // The guest record turned into the point's environment fields: kernel_release,
 // kernel_cmdline, preemption (the mode in parentheses), clocksource, ... Pure.
@@ -191,7 +181,6 @@ class QemuBackend : public Backend {
   std::optional<AccelChoice> accel_;
   bool accel_kernel_probed_ = false;  // decided by booting a kernel, not the firmware alone
   std::map<std::string, Initramfs> initramfs_by_plan_;  // built once per run (per plan)
-  std::map<fs::path, std::string> filter_index_;         // per kernel image: reusable_filter_index
 };
 
 }  // namespace ks::boot

@@ -144,7 +144,7 @@ int guest_cpu(const experiment::Experiment& e) {
 }
 
 std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& arm, const evidence::Clock& clock,
-                       std::optional<int> agent_cpu, const std::string& filter_index) {
+                       std::optional<int> agent_cpu) {
   auto storage = guest_storage(e.storage);
   auto mkfs_options = e.storage.mkfs_options;
   append(mkfs_options, arm.extra_mkfs_options);
@@ -194,9 +194,6 @@ std::string guest_plan(const experiment::Experiment& e, const experiment::Arm& a
     if (std::find(all_arms.begin(), all_arms.end(), d.function) == all_arms.end()) all_arms.push_back(d.function);
   plan += "KS_PROFILE_WORDS=" + grep_words(trace::profile_words(all_arms)) + "\n"
           "KS_PROFILE_REGEX=" + shell_quote(trace::profile_regex(all_arms)) + "\n"
-          "ks_filter_index() {\n";
-  if (!filter_index.empty()) plan += "  cat <<'KS_FILTER_INDEX'\n" + filter_index + "KS_FILTER_INDEX\n";
-  plan += "  :\n}\n"
           "ks_profile_pass() {\n";
   for (auto& w : pass.workloads) {
     auto argv = agent_argv(kGuestAgent, w, pass, kGuestMount + "/" + w.id() + "-profile", kGuestFioJobs,
@@ -263,10 +260,6 @@ GuestReport parse_guest_results(std::string_view text) {
         trace_file = file;
         continue;
       }
-      if (file == "filter-index") {
-        report.filter_index += text;
-        continue;
-      }
       if (file == "dmesg") {
         report.kernel_log = report.kernel_log.value_or("") + text;
         continue;
@@ -296,25 +289,6 @@ GuestReport parse_guest_results(std::string_view text) {
     }
   }
   return report;
-}
-
-std::string reusable_filter_index(const GuestReport& report) {
-  if (report.filter_index.empty() || !report.trace) return {};
-  std::vector<std::string> names;
-  for (auto& line : lines_of(report.filter_index)) {
-    auto colon = line.find(':');
-    bool well_formed = colon > 0 && colon != std::string::npos &&
-                       std::all_of(line.begin(), line.begin() + static_cast<long>(colon), ::isdigit) &&
-                       std::all_of(line.begin() + static_cast<long>(colon) + 1, line.end(), [](unsigned char c) {
-                         return std::isalnum(c) || c == '_' || c == '.' || c == ' ' || c == '[' || c == ']';
-                       });
-    if (!well_formed) return {};
-    names.push_back(line.substr(colon + 1));
-  }
-  auto took = lines_of(report.trace->set_ftrace_filter);
-  std::sort(names.begin(), names.end());
-  std::sort(took.begin(), took.end());
-  return names == took ? report.filter_index : std::string();
 }
 
 json guest_environment(const json& g) {

@@ -351,9 +351,7 @@ profile_workload() {
 }
 
 # After the timed rounds: calls and own time of every function whose name the plan's
-# KS_PROFILE_REGEX matches, and of the direct-hit functions, one workload at a time. A
-# kernel's function list is fixed at its build: the lines found on its first boot come back
-# in later boots' plans (ks_filter_index), which spares them 0.3 s of search. The
+# KS_PROFILE_REGEX matches, and of the direct-hit functions, one workload at a time. The
 # harness counts the direct hits from it: they have no pass of their own. graph-time 0: a
 # function's time leaves out the profiled functions it calls; sleep-time 0: and the time
 # it slept.
@@ -361,16 +359,8 @@ profiles() {
   if [ ! -w "$t/function_profile_enabled" ]; then
     why="this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs"
   else
-    ks_filter_index >/tmp/profiled
-    if [ -s /tmp/profiled ]; then  # an earlier boot's, from the plan: the direct hits are among them
-      : >/tmp/available
-      [ -z "$KS_TRACE_WORDS" ] || grep -E "^[0-9]+:($KS_TRACE_REGEX)( |\$)" /tmp/profiled >/tmp/available
-      cut -d: -f2- /tmp/available | emit_text available_filter_functions
-    else  # the harness keeps what this boot finds for the next boot of this kernel
-      direct_hit_symbols
-      numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS" >/tmp/profiled
-      emit_text filter-index </tmp/profiled
-    fi
+    direct_hit_symbols
+    numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS" >/tmp/profiled
     set_filter </tmp/profiled  # not in a pipeline: it sets $why
   fi
   if [ -n "$why" ]; then

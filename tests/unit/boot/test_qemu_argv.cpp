@@ -173,13 +173,6 @@ TEST_CASE("guest plan: with profile, each workload's short pass again, the profi
   CHECK(plan.find("profile_workload 'clone' '/usr/bin/ksandwich-agent' 'clone' '--dir' '/mnt/clone-profile' "
                   "'--rounds' '1' '--warmup' '0'") != std::string::npos);
   CHECK(plan.find("'--profile-switch' '/sys/kernel/tracing/function_profile_enabled'") != std::string::npos);
-  // A first boot searches (the index function prints nothing); a later boot of the kernel
-  // gets the lines the first found.
-  CHECK(plan.find("ks_filter_index() {\n  :\n}\n") != std::string::npos);
-  plan = guest_plan(e, e.arms.at("control"), ks::evidence::clock_named("icount"), std::nullopt,
-                    "7:btrfs_clone\n9:xfs_only_patched\n");
-  CHECK(plan.find("ks_filter_index() {\n  cat <<'KS_FILTER_INDEX'\n7:btrfs_clone\n9:xfs_only_patched\n"
-                  "KS_FILTER_INDEX\n  :\n}\n") != std::string::npos);
 }
 
 TEST_CASE("the embedded guest init reads the plan and ends with reboot -f") {

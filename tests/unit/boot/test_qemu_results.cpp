@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include "boot/qemu.hpp"
-#include "util/files.hpp"
 
 using namespace ks::boot;
 using nlohmann::json;
@@ -213,25 +212,4 @@ TEST_CASE("judging a point: with a profiling pass it counts the direct hits, a f
   CHECK(result.profile[1]["failure"] == "the agent exited 1 in the profiling pass");
   CHECK(result.profile[1].count("functions") == 0);  // no table from a pass that failed
   CHECK(result.profile[2]["failure"].get<std::string>().find("sent no profile") != std::string::npos);
-}
-
-TEST_CASE("a first boot's filter index is kept for the next only when the kernel took exactly its functions") {
-  auto text = [](const std::string& file, const std::string& line) {
-    return json{{"type", "text"}, {"file", file}, {"text", line}}.dump() + "\n";
-  };
-  auto report = [&](const std::string& index, const std::vector<std::string>& took) {
-    std::string s = stream();
-    for (auto& line : ks::split(index, '\n'))
-      if (!line.empty()) s += text("filter-index", line);
-    for (auto& name : took) s += text("set_ftrace_filter", name);
-    return parse_guest_results(s);
-  };
-  std::string index = "12:btrfs_clone_files\n3:btrfs_remap_file_range\n40:brd_submit_bio [brd]\n";
-  CHECK(reusable_filter_index(report(index, {"brd_submit_bio [brd]", "btrfs_clone_files", "btrfs_remap_file_range"})) ==
-        index);
-  CHECK(reusable_filter_index(report(index, {"btrfs_clone_files", "btrfs_remap_file_range"})).empty());  // took less
-  CHECK(reusable_filter_index(report("12:btrfs_clone_files\nKS_FILTER_INDEX\n", {"btrfs_clone_files"})).empty());
-  CHECK(reusable_filter_index(report("x:btrfs_clone_files\n", {"btrfs_clone_files"})).empty());
-  CHECK(reusable_filter_index(report("12:btrfs_clone'$(reboot)\n", {"btrfs_clone'$(reboot)"})).empty());
-  CHECK(reusable_filter_index(report("", {"btrfs_clone_files"})).empty());  // the plan gave it: nothing new
 }
