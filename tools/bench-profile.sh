@@ -31,7 +31,15 @@ PY
 done
 
 runs=${RUNS:-4}
-case $runs in '' | *[!0-9]* | 0 | *[13579]) die "RUNS=$runs: give an even number of runs (off and on alternate)" ;; esac
+case $runs in
+  '' | *[!0-9]*) die "RUNS=$runs: give an even number of runs (off and on alternate)" ;;
+esac
+if [ "$runs" -eq 0 ] || [ $((runs % 2)) -ne 0 ]; then
+  die "RUNS=$runs: give an even number of runs (off and on alternate)"
+fi
+for old in "$out"/run[0-9]*; do
+  [ -e "$old" ] && die "$out holds runs of an earlier bench ($old): give a new OUT"
+done
 n=0
 while [ "$n" -lt "$runs" ]; do
   n=$((n + 1))
