@@ -147,7 +147,8 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                     "at the top of the report");
 
   // Two copies of one bundle (bundle.json and its .gz, or a file copied) would read as a
-  // comparison and find no change: no two runs time every round alike.
+  // comparison and find no change. Two runs are not started in one second with every
+  // round alike (even the instruction clock's rounds differ in their last digits).
   if (before.created_at == after.created_at && before.rows == after.rows)
     throw UserError("A and B are one run (both created at " + before.created_at +
                         ", every round alike): a run compared with itself shows nothing",

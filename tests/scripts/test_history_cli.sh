@@ -25,7 +25,8 @@ expect() {
   else echo "ok   $name"; fi
 }
 
-jq '.machine.cpu_model = "AMD EPYC 7763 64-Core Processor"' "$bundle" >"$tmp/other-machine.json"
+# Another machine's run, later (a copy with the same creation time is one run: refused).
+jq '.machine.cpu_model = "AMD EPYC 7763 64-Core Processor" | .created_at = "2026-12-04T02:00:00Z"' "$bundle" >"$tmp/other-machine.json"
 expect 2 "compare refuses another CPU" "CPU model: 'Intel(R) Xeon(R) Processor' in A, 'AMD EPYC 7763 64-Core Processor' in B" \
   -- "$ks" compare "$bundle" "$tmp/other-machine.json"
 out=$("$ks" compare "$bundle" "$tmp/other-machine.json" --allow-environment-change 2>&1)

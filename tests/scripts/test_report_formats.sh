@@ -24,7 +24,12 @@ check "report json parses with jq -e" \
   jq -e '(.verdict | type == "string") and (.workloads | length > 0)
          and all(.workloads[]; .verdict and (.change_pct | type == "number"))' "$tmp/report.json"
 
-"$ks" compare "$bundle" "$bundle" --format json >"$tmp/compare.json"
+"$ks" compare "$bundle" "$bundle" >"$tmp/self.txt" 2>&1
+code=$?
+check "compare of a bundle with itself exits 2" test "$code" -eq 2
+check "and says they are one run" grep -q "A and B are one run" "$tmp/self.txt"
+gzip -dc "$bundle" | jq '.created_at = "2026-12-04T02:00:00Z"' >"$tmp/later.json"
+"$ks" compare "$bundle" "$tmp/later.json" --format json >"$tmp/compare.json"
 code=$?
 check "compare exits with a verdict code (0, 1, 3 or 4), not 2" test "$code" -ne 2
 check "compare json parses with jq -e" \

@@ -16,7 +16,7 @@ evidence::Bundle run_of(double level, int points, const std::string& workload = 
   static int runs = 0;
   evidence::Bundle b;
   b.experiment_name = "nightly";
-  b.created_at = "2026-12-03T00:00:0" + std::to_string(runs++ % 10) + "Z";
+  b.created_at = "2026-12-03T00:00:00." + std::to_string(runs++) + "Z";
   b.plan = {{"rounds", 3}, {"warmup_rounds", 0}};
   static const double kPointNoise[] = {1.00, 1.01, 0.99, 1.005, 0.995, 1.0};
   for (int p = 0; p < points; ++p) {
