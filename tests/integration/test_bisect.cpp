@@ -24,6 +24,7 @@ namespace {
 json experiment(const fs::path& repo) {
   auto e = ks::test::clone_confirm("it-bisect", repo.string(), "HEAD");
   e["direct_hits"] = {{{"function", "btrfs_remap_file_range"}, {"required", true}}};
+  e["profile"] = true;  // the planted delay must show as btrfs_remap_file_range's own time
   return e;
 }
 
@@ -65,6 +66,20 @@ TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names 
     auto bundle = json::parse(ks::read_file(fs::path(s["dir"].get<std::string>()) / "bundle.json"));
     CHECK(bundle["builds"]["patched"]["build"]["mode"] == "incremental");
     CHECK(bundle["builds"]["matched"] == true);
+    // A step whose candidate holds the udelay(1000): the profile puts about 1,000,000
+    // instructions per op (1 ms of the instruction clock) into btrfs_remap_file_range's own
+    // time, its calls unchanged, the largest change of the step.
+    if (s["verdict"] == "REGRESSION") {
+      auto& functions = bundle["analysis"]["workloads"][0]["profile"]["functions"];
+      INFO(functions.dump(1));
+      REQUIRE(!functions.empty());
+      auto& top = functions[0];
+      CHECK(top["function"] == "btrfs_remap_file_range");
+      CHECK(top["patched_calls"].get<double>() == Approx(top["control_calls"].get<double>()));
+      double added = top["patched_own"].get<double>() - top["control_own"].get<double>();
+      CHECK(added > 0.8e6);
+      CHECK(added < 1.3e6);
+    }
     std::cout << "  " << s["commit"].get<std::string>().substr(0, 12) << " " << s["verdict"].get<std::string>()
               << " ratio " << s["effects"][0]["ratio"].get<double>() << " build " << s["build_seconds"].get<double>()
               << " s, step " << s["seconds"].get<double>() << " s (kernel build "
