@@ -31,11 +31,9 @@ PY
 done
 
 runs=${RUNS:-4}
-case $runs in
-  '' | *[!0-9]*) die "RUNS=$runs: give an even number of runs (off and on alternate)" ;;
-esac
+case $runs in '' | *[!0-9]*) runs=1 ;; *) runs=$((10#$runs)) ;; esac
 if [ "$runs" -eq 0 ] || [ $((runs % 2)) -ne 0 ]; then
-  die "RUNS=$runs: give an even number of runs (off and on alternate)"
+  die "RUNS=${RUNS:-4}: give an even number of runs above 0 (off and on alternate)"
 fi
 for old in "$out"/run[0-9]*; do
   [ -e "$old" ] && die "$out holds runs of an earlier bench ($old): give a new OUT"
