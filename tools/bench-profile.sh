@@ -18,6 +18,14 @@ die() { echo "bench-profile.sh: $1" >&2; exit 2; }
 [ -x "$ksandwich" ] || die "$ksandwich is missing: run tools/setup.sh"
 [ -f "$experiment" ] || die "no experiment $experiment"
 mkdir -p "$out"
+runs=${RUNS:-4}
+case $runs in '' | *[!0-9]*) runs=1 ;; *) runs=$((10#$runs)) ;; esac
+if [ "$runs" -eq 0 ] || [ $((runs % 2)) -ne 0 ]; then
+  die "RUNS=${RUNS:-4}: give an even number of runs above 0 (off and on alternate)"
+fi
+for old in "$out"/run[0-9]*; do
+  [ -e "$old" ] && die "$out holds runs of an earlier bench ($old): give a new OUT"
+done
 
 for profile in false true; do
   python3 - "$experiment" "$profile" >"$out/profile-$profile.json" <<'PY'
@@ -30,14 +38,6 @@ print(json.dumps(e, indent=1))
 PY
 done
 
-runs=${RUNS:-4}
-case $runs in '' | *[!0-9]*) runs=1 ;; *) runs=$((10#$runs)) ;; esac
-if [ "$runs" -eq 0 ] || [ $((runs % 2)) -ne 0 ]; then
-  die "RUNS=${RUNS:-4}: give an even number of runs above 0 (off and on alternate)"
-fi
-for old in "$out"/run[0-9]*; do
-  [ -e "$old" ] && die "$out holds runs of an earlier bench ($old): give a new OUT"
-done
 n=0
 while [ "$n" -lt "$runs" ]; do
   n=$((n + 1))
