@@ -17,7 +17,6 @@ die() { echo "bench-profile.sh: $1" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || die "run as root (QEMU guests, the kernel cache)"
 [ -x "$ksandwich" ] || die "$ksandwich is missing: run tools/setup.sh"
 [ -f "$experiment" ] || die "no experiment $experiment"
-mkdir -p "$out"
 runs=${RUNS:-4}
 case $runs in '' | *[!0-9]*) runs=1 ;; *) runs=$((10#$runs)) ;; esac
 if [ "$runs" -eq 0 ] || [ $((runs % 2)) -ne 0 ]; then
@@ -26,6 +25,7 @@ fi
 for old in "$out"/run[0-9]*; do
   [ -e "$old" ] && die "$out holds runs of an earlier bench ($old): give a new OUT"
 done
+mkdir -p "$out"
 
 for profile in false true; do
   python3 - "$experiment" "$profile" >"$out/profile-$profile.json" <<'PY'
