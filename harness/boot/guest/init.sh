@@ -289,9 +289,17 @@ numbered_functions() {
 }
 
 # The plan's direct-hit functions (and their compiler clones, name.isra.0 ...) as listed
-# in available_filter_functions: numbered to /tmp/available, sent as read.
+# in available_filter_functions: numbered to /tmp/available, sent as read. Looked up in $1,
+# a numbered list already found that holds them all (the profiling pass's), when given:
+# a second search of the whole list costs a TCG guest about 0.05 s.
 direct_hit_symbols() {
-  numbered_functions "$KS_TRACE_REGEX" "$KS_TRACE_WORDS" >/tmp/available
+  if [ -z "$1" ]; then
+    numbered_functions "$KS_TRACE_REGEX" "$KS_TRACE_WORDS" >/tmp/available
+  elif [ -n "$KS_TRACE_REGEX" ]; then
+    grep -E "^[0-9]+:($KS_TRACE_REGEX)( |\$)" "$1" >/tmp/available
+  else
+    : >/tmp/available
+  fi
   cut -d: -f2- /tmp/available | emit_text available_filter_functions
 }
 
@@ -362,8 +370,8 @@ profiles() {
   if [ ! -w "$t/function_profile_enabled" ]; then
     why="this kernel has no function profiler (CONFIG_FUNCTION_PROFILER) or no tracefs"
   else
-    direct_hit_symbols
     numbered_functions "$KS_PROFILE_REGEX" "$KS_PROFILE_WORDS" >/tmp/profiled
+    direct_hit_symbols /tmp/profiled
     set_filter </tmp/profiled  # not in a pipeline: it sets $why
   fi
   if [ -n "$why" ]; then
