@@ -95,7 +95,9 @@ std::vector<std::string> merge_variables(const std::vector<std::string>& base,
   return out;
 }
 
-Inputs gather(const BuildRequest& request, const Progress& progress) {
+// LOOK_ONLY (a dry run): nothing is unpacked or written; a source the cache does not hold
+// leaves the tree empty, and the build's directory too unless its version is known.
+Inputs gather(const BuildRequest& request, const Progress& progress, bool look_only = false) {
   Inputs in;
   in.arm = request.arm;
   static const std::regex arm_name("[A-Za-z0-9_-]{1,32}");
@@ -136,16 +138,17 @@ Inputs gather(const BuildRequest& request, const Progress& progress) {
   in.cache = fs::absolute(request.cache_root.empty() ? source::default_cache_root()
                                                      : request.cache_root);
   progress.stage(in.arm, "source");
-  in.source = source::prepare(request.source, in.cache,
-                              [&](const std::string& what) { progress.stage(in.arm, what); });
+  in.source = look_only ? source::find(request.source, in.cache)
+                        : source::prepare(request.source, in.cache,
+                                          [&](const std::string& what) { progress.stage(in.arm, what); });
   if (!request.commit.empty()) {
     // The later commit is the source's tree plus their diff, applied before the arm's patches.
-    auto c = source::commit_diff(in.source.identity, request.commit, in.cache);
+    auto c = source::commit_diff(in.source.identity, request.commit, look_only ? fs::path() : in.cache);
     auto shown = "git diff " + in.source.identity.commit.substr(0, 12) + ".." + c.commit.substr(0, 12);
     in.commit = {{"name", request.commit}, {"sha", c.commit}, {"subject", c.subject}, {"diff", c.diff.string()},
                  {"file", c.empty ? "" : shown}};
     if (!c.empty) {
-      auto set = parse_patch_file(read_file(c.diff), shown);
+      auto set = parse_patch_file(c.text, shown);
       for (auto& p : set.patches) p.subject = c.commit.substr(0, 12) + " (\"" + c.subject + "\")";
       in.patches.insert(in.patches.begin(), set.patches.begin(), set.patches.end());
     }
@@ -192,7 +195,8 @@ Inputs gather(const BuildRequest& request, const Progress& progress) {
   for (auto& p : in.patches) key["patches"].push_back({p.file, p.sha256});
   if (!in.commit.is_null()) key["commit"] = in.commit["sha"];  // also when its tree is the baseline's
   in.key = sha256_hex(key.dump()).substr(0, 20);
-  in.dir = in.cache / "build" / (in.source.identity.version + in.localversion + "-" + in.key);
+  if (!in.source.identity.version.empty())
+    in.dir = in.cache / "build" / (in.source.identity.version + in.localversion + "-" + in.key);
   return in;
 }
 
@@ -504,20 +508,29 @@ std::unique_ptr<WorkspaceLock> lock_workspace(const fs::path& builds, const std:
   return lock;
 }
 
-// Applies the patches to copies of just the files they touch: a failure is known in
-// seconds, before anything is built.
-void check_patches_apply(const Inputs& in, const fs::path& builds) {
-  ScopedDir scratch(builds / (".tmp-check-" + in.key + "-" + std::to_string(getpid())));
-  auto tree = scratch.path() / "linux";
+// Applies the patches to copies of just the files they touch, in SCRATCH: a failure is
+// known in seconds, before anything is built. The files come from the unpacked tree, else
+// from a git source's commit.
+void check_patches_apply(const Inputs& in, const fs::path& scratch) {
+  auto tree = scratch / "linux";
+  fs::create_directories(tree);
   for (auto& p : in.patches)
     for (auto& f : p.files) {
-      auto from = in.source.tree / f;
-      if (!fs::is_regular_file(from) || fs::exists(tree / f)) continue;
+      if (fs::exists(tree / f)) continue;
+      if (!in.source.tree.empty()) {
+        if (!fs::is_regular_file(in.source.tree / f)) continue;
+        fs::create_directories((tree / f).parent_path());
+        fs::copy_file(in.source.tree / f, tree / f);
+        continue;
+      }
+      // A file the commit does not hold is one a patch creates.
+      auto spec = in.source.identity.commit + ":" + f;
+      auto r = proc::run(command({"git", "-C", in.source.identity.origin, "cat-file", "blob", spec}, 1min));
+      if (!r.ok()) continue;
       fs::create_directories((tree / f).parent_path());
-      fs::copy_file(from, tree / f);
+      write_file(tree / f, r.out);
     }
-  fs::create_directories(tree);
-  apply_patches(in, tree, scratch.path(), scratch.path() / "check.log");
+  apply_patches(in, tree, scratch, scratch / "check.log");
 }
 
 }  // namespace
@@ -643,6 +656,26 @@ std::optional<BuiltKernel> find_cached(const BuildRequest& request) {
   return load_cached(in.dir, started);
 }
 
+ArmLookup look_up(const BuildRequest& request) {
+  auto in = gather(request, Progress::silent(), true);
+  ArmLookup a;
+  a.source_version = in.source.identity.version;
+  if (!in.dir.empty() && complete(in.dir)) {
+    a.cached = load_cached(in.dir, Clock::now());
+    return a;
+  }
+  if (in.source.tree.empty() && in.source.identity.kind != "git") {
+    a.patches = in.patches.empty() ? "" : "its patches are checked once the run has unpacked the source";
+    return a;
+  }
+  if (!in.patches.empty()) {
+    auto scratch = ScopedDir::temporary("ksandwich-check-");
+    check_patches_apply(in, scratch.path());
+    a.patches = in.patches.size() == 1 ? "its patch applies" : "its " + std::to_string(in.patches.size()) + " patches apply";
+  }
+  return a;
+}
+
 json preflight(const BuildRequest& request, const Progress& progress) {
   auto in = gather(request, progress);
   auto builds = in.cache / "build";
@@ -687,7 +720,8 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   // Bad patches fail in seconds, before a control build that may take ten minutes.
   if (!in.patches.empty()) {
     progress.stage(in.arm, "check patches");
-    check_patches_apply(in, builds);
+    ScopedDir scratch(builds / (".tmp-check-" + in.key + "-" + std::to_string(getpid())));
+    check_patches_apply(in, scratch.path());
   }
   std::optional<BuiltKernel> control;
   if (derived(request)) {

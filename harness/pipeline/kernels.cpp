@@ -66,7 +66,13 @@ std::string describe_kernels(const experiment::Experiment& e, const fs::path& re
     if (!r.source.commit.empty()) out += " at " + r.source.commit;
     if (!r.commit.empty()) out += ", then its diff to " + r.commit;
     for (auto& p : r.patches) out += ", + " + kernel::resolve_patch(p, repo_dir).string();
-    out += "\n";
+    auto found = kernel::look_up(r);
+    if (!found.source_version.empty()) out += " (" + found.source_version + ")";
+    if (found.cached) {
+      out += "\n      in the cache: " + found.cached->build_dir.string() + "\n";
+    } else {
+      out += "\n      to build" + (found.patches.empty() ? "" : ": " + found.patches) + "\n";
+    }
   }
   return out;
 }

@@ -29,8 +29,10 @@ struct RunKernels {
 void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir);
 
-// One line an arm, control first: what its kernel is made of (the source, a later commit,
-// the patches), as the dry run shows it. Run after check_kernel_inputs.
+// Two lines an arm, control first: what its kernel is made of (the source, a later commit,
+// the patches), and its build in the cache or, to be built, whether its patches apply
+// (kernel::look_up), as the dry run shows it. Writes nothing. Run after check_kernel_inputs;
+// throws UserError when a patch does not apply.
 std::string describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
                              const fs::path& experiment_dir);
 

@@ -210,7 +210,8 @@ boot::PointContext point_context(const experiment::Experiment& e, const experime
   return ctx;
 }
 
-// Touches nothing, not even the kernel cache: under QEMU the kernel image is a placeholder.
+// Writes nothing, not even to the kernel cache (a patch is checked on copies in a private
+// temporary directory): under QEMU the kernel image is a placeholder.
 // The order of the points, what each kernel is made of, and one point of each arm in full
 // (the others differ only in their directories).
 void print_dry_run(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan,
@@ -219,7 +220,7 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
   std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
               e.backend.c_str(), e.scheme.c_str(), plan.size());
   if (experiment::backend_rules(e.backend).boots_kernels) {
-    std::printf("kernels (each built before the first point, or found in the build cache):\n%s",
+    std::printf("kernels (a kernel not in the build cache is built before the first point):\n%s",
                 describe_kernels(e, repo_dir, experiment_dir).c_str());
   }
   std::string order;

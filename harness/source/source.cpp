@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <system_error>
 
 #include "proc/runner.hpp"
@@ -181,10 +182,11 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
     if (auto end = starts_with(line, "@@ -") ? line.find(" @@", 4) : std::string::npos; end != std::string::npos)
       line.resize(end + 3);
   }
-  auto text = join(lines, "\n");
-  d.empty = text.empty();
+  d.text = join(lines, "\n");
+  d.empty = d.text.empty();
+  if (cache_root.empty()) return d;
   d.diff = ensure_dir(cache_root / "commits") / (base.commit + ".." + d.commit + ".diff");
-  if (try_read_file(d.diff) != text) write_file_atomic(d.diff, text);
+  if (try_read_file(d.diff) != d.text) write_file_atomic(d.diff, d.text);
   return d;
 }
 
@@ -211,8 +213,10 @@ std::string check_source(const experiment::KernelSource& source, const std::stri
   return "";
 }
 
-PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
-                       const std::function<void(const std::string&)>& note) {
+namespace {
+
+// What names SOURCE, without its version (which its unpacked Makefile gives).
+SourceIdentity identify(const experiment::KernelSource& source) {
   SourceIdentity id;
   id.kind = kind_of(source);
   auto origin = origin_path(source);
@@ -222,15 +226,38 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
     id.archive_sha256 = sha256_file(origin);
     if (id.kind == "debian" && origin == kDebianTarball) id.package_version = debian_package_version();
   }
+  return id;
+}
 
-  auto sources = ensure_dir(cache_root / "source");
+// ID's tree in SOURCES (<cache>/source) with the version recorded beside it, if unpacked there.
+std::optional<PreparedSource> unpacked(SourceIdentity id, const fs::path& sources) {
   auto entry = sources / id.key();
-  if (auto cached = try_read_file(entry / "source.json"); cached && fs::exists(entry / "tree")) {
-    auto known = source_identity_from_json(nlohmann::json::parse(*cached, nullptr, false));
-    id.version = known.version;
-    if (id.package_version.empty()) id.package_version = known.package_version;
-    return {id, entry / "tree"};
+  auto cached = try_read_file(entry / "source.json");
+  if (!cached || !fs::exists(entry / "tree")) return std::nullopt;
+  auto known = source_identity_from_json(nlohmann::json::parse(*cached, nullptr, false));
+  id.version = known.version;
+  if (id.package_version.empty()) id.package_version = known.package_version;
+  return PreparedSource{id, entry / "tree"};
+}
+
+}  // namespace
+
+PreparedSource find(const experiment::KernelSource& source, const fs::path& cache_root) {
+  auto id = identify(source);
+  if (auto found = unpacked(id, cache_root / "source")) return *found;
+  if (id.kind == "git") {
+    auto r = proc::run(command({"git", "-C", id.origin, "show", id.commit + ":Makefile"}, 1min));
+    if (r.ok()) id.version = kernel_version_from_makefile(r.out);
   }
+  return {id, {}};
+}
+
+PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
+                       const std::function<void(const std::string&)>& note) {
+  auto id = identify(source);
+  auto sources = ensure_dir(cache_root / "source");
+  if (auto found = unpacked(id, sources)) return *found;
+  auto entry = sources / id.key();
 
   sweep_stale_temporaries(sources);
   if (note) note("unpacking " + id.origin + (id.commit.empty() ? "" : " at " + id.commit));

@@ -54,14 +54,21 @@ std::string check_source(const experiment::KernelSource& source, const std::stri
 PreparedSource prepare(const experiment::KernelSource& source, const fs::path& cache_root,
                        const std::function<void(const std::string&)>& note = {});
 
+// What prepare would give, touching nothing (a dry run): the identity, and the tree when the
+// cache holds it unpacked (else the tree is empty, and the version too unless a git source's
+// commit has a Makefile that gives it). Throws UserError when the source is missing.
+PreparedSource find(const experiment::KernelSource& source, const fs::path& cache_root);
+
 // A later commit of a git source, as what an arm with `commit` builds: the source's own
 // tree plus `git diff <source commit> <commit>`. The diff is kept at
 // <cache>/commits/<source commit>..<commit>.diff (written atomically; empty when the trees
-// are the same). Throws UserError when BASE is not a git source or NAME names no commit.
+// are the same; nothing is written when CACHE_ROOT is empty). Throws UserError when BASE is
+// not a git source or NAME names no commit.
 struct CommitDiff {
   std::string commit;   // the full id NAME resolved to
   std::string subject;  // its subject line
-  fs::path diff;
+  std::string text;     // the diff
+  fs::path diff;        // where it is kept
   bool empty = false;
 };
 CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, const fs::path& cache_root);

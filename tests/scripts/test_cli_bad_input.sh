@@ -79,6 +79,30 @@ if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v
   expect_error "qemu --dry-run: a patch file that does not exist" "patch file not found" -- "$ks" run "$tmp/qemu-missing-patch.json" --dry-run
   expect_error "qemu --dry-run: a file that is no patch" "no diff found" -- "$ks" run "$tmp/qemu-not-a-patch.json" --dry-run
   expect_error "qemu --dry-run: a git tree that does not exist" "does not exist" -- "$ks" run "$tmp/qemu-no-tree.json" --dry-run
+  # A patch that does not apply fails the dry run as it would fail the run, checked against
+  # a git source's commit without unpacking it; one that applies is said to. Nothing is
+  # written to the cache either way.
+  git init -q "$tmp/tree"
+  printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\nEXTRAVERSION =\n' >"$tmp/tree/Makefile"
+  printf 'int a;\nint b;\n' >"$tmp/tree/f.c"
+  git -C "$tmp/tree" add Makefile f.c
+  git -C "$tmp/tree" -c user.name=t -c user.email=t@t commit -q -m base
+  printf -- '--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,2 @@\n int a;\n-int b;\n+int c;\n' >"$tmp/applies.patch"
+  printf -- '--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,2 @@\n int a;\n-int x;\n+int c;\n' >"$tmp/conflicts.patch"
+  for p in applies conflicts; do
+    python3 -c 'import json, sys; d, p = sys.argv[1:]; json.dump({"name": "t", "backend": "qemu", "storage": {"kind": "brd", "size_mib": 256}, "source": {"kind": "git", "path": d + "/tree", "commit": "HEAD"}, "arms": {"control": {}, "patched": {"patches": [d + "/" + p + ".patch"]}}, "workloads": [{"name": "clone"}]}, open(d + "/qemu-" + p + ".json", "w"))' "$tmp" "$p"
+  done
+  mkdir "$tmp/cache"
+  expect_error "qemu --dry-run: a patch that does not apply" "does not apply to 6.1.0" -- env KSANDWICH_CACHE="$tmp/cache" "$ks" run "$tmp/qemu-conflicts.json" --dry-run
+  out=$(KSANDWICH_CACHE="$tmp/cache" "$ks" run "$tmp/qemu-applies.json" --dry-run 2>&1)
+  code=$?
+  if [ "$code" -ne 0 ] || ! grep -qF "applies.patch (6.1.0)" <<<"$out" || ! grep -qF "to build: its patch applies" <<<"$out"; then
+    echo "FAIL qemu --dry-run: a patch that applies: exit $code; output: $out"; failures=$((failures + 1))
+  elif [ -n "$(ls -A "$tmp/cache")" ]; then
+    echo "FAIL qemu --dry-run wrote to the kernel cache: $(ls -A "$tmp/cache")"; failures=$((failures + 1))
+  else
+    echo "ok   qemu --dry-run: a patch that applies: $(grep -F 'to build' <<<"$out" | tail -n1)"
+  fi
   expect_error "qemu: a storage kind the guest cannot have" "not available on the qemu backend" -- "$ks" run "$tmp/qemu-zram.json" --out "$tmp/o11"
   expect_error "qemu: a brd larger than the guest" "does not fit in a guest" -- "$ks" run "$tmp/qemu-brd-too-big.json" --out "$tmp/o12"
 else

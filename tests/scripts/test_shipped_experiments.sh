@@ -49,7 +49,7 @@ code=$?
 noop=$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch
 (cd "$KS_SOURCE_DIR/kernel-patches" && "$ks" run default --patch btrfs-noop-comment.patch --dry-run >"$tmp/out" 2>"$tmp/err")
 code=$?
-if [ "$code" -eq 0 ] && grep -q "^  patched: .* + $noop\$" "$tmp/out" && ! grep -q "btrfs-drop-sb-nosec" "$tmp/out"; then
+if [ "$code" -eq 0 ] && grep -q "^  patched: .* + $noop\( ([^)]*)\)\?$" "$tmp/out" && ! grep -q "btrfs-drop-sb-nosec" "$tmp/out"; then
   ok "run default --patch FILE: the patched arm is that patch"
 else
   fail "run default --patch FILE: exit $code, plan: $(grep -m2 'patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
