@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "boot/accel.hpp"
 #include "boot/baremetal/baremetal.hpp"
@@ -11,6 +12,7 @@
 #include "source/source.hpp"
 #include "trace/function_counter.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::cli {
 namespace {
@@ -44,7 +46,7 @@ machine::Check accelerator_check(std::string& accel) {
 
 void set_doctor_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("doctor", "what this machine can do (KVM, QEMU, brd/zram/loop, btrfs, "
-                                           "io_uring, tracefs, fio, governor) and what is missing, with the fix");
+                                           "io_uring, tracefs, fio, governor) and what is missing, with the fix; its load and free cache space");
   set_exit_status(cmd, {{0, "ready: the main job or the host backend can run here"}, {2, "not ready: the MISSING lines say what to install"}});
   auto as_json = std::make_shared<bool>(false);
   add_text_or_json(cmd, *as_json, "the checks as a table or as JSON");
@@ -53,6 +55,10 @@ void set_doctor_command(CLI::App& app, Context& context) {
     auto checks = machine::doctor_checks(machine::is_source_tree(context.repo_dir));
     std::string accel;
     checks.push_back(accelerator_check(accel));
+    checks.push_back(machine::load_check(try_read_file("/proc/loadavg").value_or(""),
+                                         std::thread::hardware_concurrency()));
+    auto cache = source::default_cache_root();
+    checks.push_back(machine::cache_space_check(cache, machine::free_bytes(cache)));
     // Whether calls can really be counted: a locked-down kernel lists the function tracer
     // but refuses to trace (EPERM), so the probe reads what counting needs.
     auto tracing = trace::probe_tracing();
@@ -81,12 +87,12 @@ void set_doctor_command(CLI::App& app, Context& context) {
                          {"checks", nlohmann::json::array()}};
       for (auto& c : checks)
         out["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"required", c.required},
-                                 {"main_job", c.main_job}, {"bare_metal", c.bare_metal}, {"detail", c.detail}, {"fix", c.ok ? "" : c.fix}});
+                                 {"main_job", c.main_job}, {"bare_metal", c.bare_metal}, {"advice", c.advice}, {"detail", c.detail}, {"fix", c.ok ? "" : c.fix}});
       fmt::print("{}\n", out.dump(2));
     } else {
       for (auto& c : checks) {
         bool needed = c.required || c.main_job || c.bare_metal;
-        fmt::print("{:<6} {:<30} {}\n", c.ok ? "ok" : (needed ? "MISSING" : "absent"), c.name, c.detail);
+        fmt::print("{:<6} {:<30} {}\n", c.ok ? "ok" : needed ? "MISSING" : c.advice ? "warn" : "absent", c.name, c.detail);
         if (!c.ok) fmt::print("{:<6} {:<30} fix: {}\n", "", "", c.fix);
       }
       fmt::print("\n{}\n{}\n",

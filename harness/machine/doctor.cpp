@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <cstdlib>
 #include <filesystem>
 
 #include "machine/machine.hpp"
@@ -30,6 +33,50 @@ void require_program(const std::string& program, const std::string& package, con
   if (!proc::have_program(program))
     throw UserError(program + " is not installed; it is needed " + why,
                     install_hint(package, is_source_tree(data_dir)));
+}
+
+Check load_check(std::string_view loadavg, unsigned cpus) {
+  Check c{"machine load", false, false, false, "", ""};
+  c.advice = true;
+  double load = 0;
+  auto first = std::string(loadavg.substr(0, loadavg.find(' ')));
+  char* end = nullptr;
+  load = std::strtod(first.c_str(), &end);
+  if (first.empty() || end != first.c_str() + first.size() || cpus == 0) {
+    c.detail = "cannot tell: /proc/loadavg reads `" + std::string(loadavg.substr(0, 40)) + "`";
+    c.fix = "a busy machine slows every point and adds noise to the host and bare-metal clocks";
+    return c;
+  }
+  c.ok = load < 0.5 * cpus;
+  c.detail = fmt::format("{:.2f} over the last minute on {} CPU{}", load, cpus, cpus == 1 ? "" : "s");
+  c.fix = "other work is running: it slows every point (a run may reach its timeouts) and adds noise to the "
+          "host and bare-metal clocks; let it finish (the instruction counts of QEMU's clock do not see it)";
+  return c;
+}
+
+Check cache_space_check(const fs::path& cache, std::optional<std::uintmax_t> free_bytes) {
+  constexpr std::uintmax_t kGiB = 1ull << 30, kNeeded = 3 * kGiB;
+  Check c{"kernel cache space", false, false, false, "", ""};
+  c.advice = true;
+  c.fix = "a cold main job needs about 2 GiB in the kernel cache (the unpacked source 1.3 GiB, two builds of "
+          "0.3 GiB): free space there, or point KSANDWICH_CACHE at a filesystem with room";
+  if (!free_bytes) {
+    c.detail = "cannot tell the free space of " + cache.string();
+    return c;
+  }
+  c.ok = *free_bytes >= kNeeded;
+  c.detail = fmt::format("{:.1f} GiB free for {}", static_cast<double>(*free_bytes) / kGiB, cache.string());
+  return c;
+}
+
+std::optional<std::uintmax_t> free_bytes(const fs::path& path) {
+  std::error_code ec;
+  auto p = fs::absolute(path, ec);
+  if (ec) return std::nullopt;
+  while (!fs::is_directory(p, ec) && p != p.root_path()) p = p.parent_path();
+  auto info = fs::space(p, ec);
+  if (ec) return std::nullopt;
+  return info.available;
 }
 
 std::vector<Check> doctor_checks(bool source_tree) {

@@ -39,3 +39,41 @@ TEST_CASE("doctor: from a source tree, the fix is tools/setup.sh, naming the pac
     if (c.name == "mkfs.btrfs") CHECK(c.fix == "run tools/setup.sh as root (it installs btrfs-progs)");
   CHECK(ks::machine::install_hint("fio", false) == "apt-get install fio");
 }
+
+TEST_CASE("doctor: the machine's load is ok below half its CPUs, and says what it read") {
+  auto idle = ks::machine::load_check("0.15 0.20 0.10 1/180 4242\n", 2);
+  CHECK(idle.ok);
+  CHECK(idle.detail == "0.15 over the last minute on 2 CPUs");
+  auto busy = ks::machine::load_check("1.00 0.50 0.20 3/180 4242\n", 2);
+  CHECK_FALSE(busy.ok);
+  CHECK(busy.fix.find("slows every point") != std::string::npos);
+  CHECK_FALSE(busy.required);  // advice: the instruction clock does not see the load
+  CHECK_FALSE(busy.main_job);
+  for (auto text : {"", "x 1 2", "0.1x 1"}) {
+    auto unreadable = ks::machine::load_check(text, 2);
+    CHECK_FALSE(unreadable.ok);
+    CHECK(unreadable.detail.find("cannot tell") == 0);
+  }
+  CHECK_FALSE(ks::machine::load_check("0.00 0 0", 0).ok);
+}
+
+TEST_CASE("doctor: the kernel cache needs 3 GiB free, and an unknown figure is not ok") {
+  constexpr std::uintmax_t GiB = 1ull << 30;
+  CHECK(ks::machine::cache_space_check("/var/cache/ksandwich", 47 * GiB).ok);
+  CHECK(ks::machine::cache_space_check("/var/cache/ksandwich", 47 * GiB).detail == "47.0 GiB free for /var/cache/ksandwich");
+  auto tight = ks::machine::cache_space_check("/c", 2 * GiB);
+  CHECK_FALSE(tight.ok);
+  CHECK(tight.fix.find("KSANDWICH_CACHE") != std::string::npos);
+  CHECK_FALSE(ks::machine::cache_space_check("/c", std::nullopt).ok);
+}
+
+TEST_CASE("doctor: free space is read where a cache would be made, from its nearest existing parent") {
+  ks::test::TempDir dir("ks-space");
+  auto here = ks::machine::free_bytes(dir.path);
+  REQUIRE(here.has_value());
+  auto later = ks::machine::free_bytes(dir.path / "not/yet/made");
+  REQUIRE(later.has_value());
+  // The same filesystem: the two readings differ only by what was written in between.
+  CHECK(*later <= *here + (64u << 20));
+  CHECK(*later + (64u << 20) >= *here);
+}
