@@ -73,8 +73,9 @@ struct PointSummary {
   size_t n = 0;
   double mean = 0, min = 0, max = 0, stddev = 0;
   double mean_skip_first = 0;  // equals mean when n == 1
-  // What inference reads (screen and confirm alike): one bad round cannot swing a median.
-  // Bundles written before it existed read it back as the mean.
+  // Shown beside the mean; inference reads each point's best round (min, or max where
+  // higher is better: analysis::point_best). Bundles written before it existed read it
+  // back as the mean.
   double median = 0;
 };
 

@@ -86,16 +86,17 @@ svg.ks-bar .ks-bar-more { fill: #c0392b; }
 svg.ks-bar .ks-bar-less { fill: #2e8b57; }
 svg .ks-grid { stroke: #e6e9ef; stroke-width: 1; }
 svg .ks-axis { stroke: #8a94a6; stroke-width: 1; }
-svg .ks-tick, svg .ks-legend, svg .ks-mean-label, svg .ks-block-label { font-size: 12px; fill: #5b6576; }
+svg .ks-tick, svg .ks-legend, svg .ks-best-label, svg .ks-block-label { font-size: 12px; fill: #5b6576; }
 svg .ks-block { stroke: #9aa3b2; stroke-width: 1; }
 svg .ks-point-label { font-size: 12px; font-weight: 600; fill: #1d2430; }
 svg .ks-arm-label { font-size: 12px; font-weight: 600; }
 svg .ks-axis-label { font-size: 13px; fill: #1d2430; }
-svg .ks-mean { stroke-width: 3; stroke-linecap: round; }
+svg .ks-best { stroke-width: 3; stroke-linecap: round; }
 svg .ks-midpoint { stroke: #1d2430; stroke-opacity: .55; stroke-width: 1.2; stroke-dasharray: 6 4; }
 svg .ks-round { stroke-width: 1.2; fill-opacity: .8; }
 svg .ks-error { stroke: #c0392b; stroke-width: 2; }
 svg .ks-failed-round, svg .ks-failed-point { fill: #c0392b; font-weight: 700; }
+svg .ks-dropped-point { fill: #8a5a00; font-size: 12px; font-weight: 700; }
 .ks-table-wrap { overflow-x: auto; margin: 8px 0 14px; }
 table.ks-table { border-collapse: collapse; font-size: 14px; }
 table.ks-table th, table.ks-table td { padding: 6px 12px; border-bottom: 1px solid var(--line);

@@ -1,5 +1,7 @@
 // The SVG plot of one workload: every round of every point in run order, arms coloured,
-// each point's mean as a horizontal segment. Inline SVG, no scripts, no external anything.
+// each point's best round (the value its verdict reads) as a horizontal segment, and the
+// points of a block the analysis left out marked with its reason. Inline SVG, no scripts,
+// no external anything.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,7 +26,8 @@ struct PlotPoint {
   std::string arm;
   std::string status;
   std::vector<const Row*> rows;
-  std::optional<double> mean;  // in the bundle's unit
+  std::optional<double> best;  // the best measured round, in the bundle's unit
+  std::string dropped;         // why the analysis left its block out, else empty
 };
 
 std::string colour(const std::string& arm, const std::string& control, const std::string& patched) {
@@ -84,12 +87,12 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
 
   // Points in run order, with their rounds of this workload.
   std::vector<PlotPoint> points;
-  for (auto& p : bundle.points) points.push_back({p.id, p.arm, p.status, {}, std::nullopt});
+  for (auto& p : bundle.points) points.push_back({p.id, p.arm, p.status, {}, std::nullopt, ""});
   for (auto& r : bundle.rows) {
     if (r.workload != workload) continue;
     auto it = std::find_if(points.begin(), points.end(), [&](auto& p) { return p.id == r.point; });
     if (it == points.end()) {
-      points.push_back({r.point, r.arm, "ok", {}, std::nullopt});
+      points.push_back({r.point, r.arm, "ok", {}, std::nullopt, ""});
       it = points.end() - 1;
     }
     it->rows.push_back(&r);
@@ -100,14 +103,15 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
                      [](const Row* a, const Row* b) { return a->round < b->round; });
     if (analysis)
       for (auto& s : analysis->points)
-        if (s.point == p.id && s.n > 0) p.mean = s.mean;
-    if (!p.mean) {  // no analysis yet: the plain mean of the measured rounds
-      double sum = 0;
-      size_t n = 0;
+        if (s.point == p.id && s.n > 0) p.best = unit.higher_is_better ? s.max : s.min;
+    if (!p.best)  // no analysis yet: the best of the measured rounds
       for (auto* r : p.rows)
-        if (auto v = r->metric(metric); v && !r->warmup && r->error.empty()) sum += *v, ++n;
-      if (n) p.mean = sum / n;
-    }
+        if (auto v = r->metric(metric); v && !r->warmup && r->error.empty())
+          p.best = !p.best ? *v : unit.higher_is_better ? std::max(*p.best, *v) : std::min(*p.best, *v);
+    auto point = std::find_if(bundle.points.begin(), bundle.points.end(), [&](auto& b) { return b.id == p.id; });
+    if (analysis && point != bundle.points.end())
+      for (auto& d : analysis->blocks_dropped)
+        if (d.block == point->block) p.dropped = d.reason;
   }
   std::optional<double> midpoint;
   if (analysis && points.size() == 3 && analysis->control_midpoint > 0)
@@ -125,7 +129,7 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
       if (auto v = r->metric(metric)) extend(*v);
       any_warmup = any_warmup || r->warmup;
     }
-    if (p.mean) extend(*p.mean);
+    if (p.best) extend(*p.best);
   }
   if (midpoint) extend(*midpoint);
   if (!std::isfinite(lo)) lo = 0, hi = 1;
@@ -217,7 +221,7 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
   }
   bool show_blocks = blocks.size() > 1;
 
-  // Rounds, means and labels per point.
+  // Rounds, best rounds and labels per point.
   for (size_t i = 0; i < points.size(); ++i) {
     auto& p = points[i];
     std::string fill = colour(p.arm, control, patched);
@@ -246,14 +250,19 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
                       (row.error.empty() ? "" : " (" + row.error + ")")));
     }
     double x0 = x_at(offsets[i]), x1 = x_at(offsets[i] + band), cx = (x0 + x1) / 2;
-    if (p.mean) {
-      double y = y_at(*p.mean * unit.scale);
+    if (p.best) {
+      double y = y_at(*p.best * unit.scale);
       out += fmt::format(
-          "<line class=\"ks-mean\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
-          "stroke=\"{}\"><title>point {} ({}) mean: {} {}</title></line>\n",
+          "<line class=\"ks-best\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+          "stroke=\"{}\"><title>point {} ({}) best round: {} {}{}</title></line>\n",
           x0 + slot * 0.2, y, x1 - slot * 0.2, y, fill, p.id, html_escape(p.arm),
-          number(*p.mean * unit.scale, 3), html_escape(unit.name));
+          number(*p.best * unit.scale, 3), html_escape(unit.name), p.dropped.empty() ? "" : " (left out)");
     }
+    if (!p.dropped.empty())
+      out += fmt::format(
+          "<text class=\"ks-dropped-point\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
+          "left out<title>{}</title></text>\n",
+          cx, kTop + 14, html_escape("point " + std::to_string(p.id) + "'s block is not in the verdict: " + p.dropped));
     if (p.status == "failed")
       out += fmt::format(
           "<text class=\"ks-failed-point\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
@@ -268,11 +277,11 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
         "<text class=\"ks-arm-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" "
         "fill=\"{}\">{}</text>\n",
         cx, kTop + plot_h + 33, fill, html_escape(p.arm));
-    if (roomy && p.mean)
+    if (roomy && p.best)
       out += fmt::format(
-          "<text class=\"ks-mean-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
-          "mean {}</text>\n",
-          cx, kTop + plot_h + 48, number(*p.mean * unit.scale, decimals + 1));
+          "<text class=\"ks-best-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
+          "best {}</text>\n",
+          cx, kTop + plot_h + 48, number(*p.best * unit.scale, decimals + 1));
   }
 
   if (show_blocks)
@@ -303,11 +312,11 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
     legend_text(arm);
   }
   out += fmt::format(
-      "<line class=\"ks-mean\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+      "<line class=\"ks-best\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
       "stroke=\"#444\"/>\n",
       lx, ly, lx + 22, ly);
   lx += 28;
-  legend_text("point mean");
+  legend_text("best round (the verdict's)");
   if (midpoint) {
     out += fmt::format(
         "<line class=\"ks-midpoint\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n",

@@ -32,7 +32,7 @@ TEST_CASE("html: one svg plot per workload, the tables and verdict lines by clas
   CHECK_THAT(out, Contains("IOPS (higher is better)"));
 }
 
-TEST_CASE("html: every round is a dot, point means are ordered as measured") {
+TEST_CASE("html: every round is a dot, each point's best round is drawn as measured") {
   auto out = ks::report::html(ks::test::make_sample_bundle());
   auto clone = out.substr(out.find("data-workload=\"clone\""));
   clone = clone.substr(0, clone.find("</svg>"));
@@ -40,9 +40,9 @@ TEST_CASE("html: every round is a dot, point means are ordered as measured") {
   CHECK_THAT(clone, Contains("ns/op (lower is better)"));
   CHECK_THAT(clone, Contains("point 2 (patched) round 0: "));
 
-  // Mean segments in point order; SVG y grows downwards, so the faster patched point
-  // (2159 ns/op) is drawn below both control points (2944, 2970), and control B above A.
-  std::regex mean_line("<line class=\"ks-mean\" x1=\"[0-9.]+\" y1=\"([0-9.]+)\"");
+  // Best-round segments in point order; SVG y grows downwards, so the faster patched point
+  // is drawn below both control points, and control B above A.
+  std::regex mean_line("<line class=\"ks-best\" x1=\"[0-9.]+\" y1=\"([0-9.]+)\"");
   std::vector<double> y;
   for (std::sregex_iterator it(clone.begin(), clone.end(), mean_line), end; it != end; ++it)
     y.push_back(std::stod((*it)[1]));
@@ -81,6 +81,21 @@ TEST_CASE("html: self-contained, nothing fetched from anywhere") {
   CHECK(out.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK_THAT(out, Contains("<style>"));
   CHECK(out.substr(out.size() - 8) == "</html>\n");
+}
+
+TEST_CASE("html: the plot draws the value the verdict reads, and marks a block left out with why") {
+  auto b = ks::test::make_confirm_bundle();
+  b.analysis->workloads[0].blocks_dropped.push_back({3, "point 5 failed"});
+  auto out = ks::report::html(b);
+  // Point 1's rounds are 5002..5018 ns/op, mean 5010: the segment is its best, 5002.
+  CHECK_THAT(out, Contains("<title>point 1 (control) best round: 5,002.000 ns/op</title>"));
+  CHECK_THAT(out, !Contains("ks-mean"));
+  // Block 3 holds points 5 and 6: both say they are left out, and why.
+  CHECK(count_of(out, "left out<title>") == 2);
+  CHECK_THAT(out, Contains("left out<title>point 5&#39;s block is not in the verdict: point 5 failed</title>") ||
+                      Contains("left out<title>point 5's block is not in the verdict: point 5 failed</title>"));
+  CHECK_THAT(out, Contains("<title>point 6 (patched) best round: 5,055.000 ns/op (left out)</title>"));
+  CHECK_THAT(out, Contains("best round (the verdict&#39;s)") || Contains("best round (the verdict's)"));
 }
 
 TEST_CASE("html: a confirm run labels its blocks and shows the per-point table") {
