@@ -85,6 +85,9 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
   expect "completion: subcommands" 0 "report" -- complete_words ksandwich rep
   expect "completion: options" 0 "--tested-by" -- complete_words ksandwich report --te
   expect "completion: values" 0 "markdown" -- complete_words ksandwich report --format m
+  expect "completion: nested subcommands" 0 "add" -- complete_words ksandwich history a
+  expect "completion: a nested subcommand's options" 0 "--history" -- complete_words ksandwich history add --hi
+  expect "completion: a nested subcommand's values" 0 "json" -- complete_words ksandwich history list --format j
 fi
 
 [ "$failures" -eq 0 ]
