@@ -30,7 +30,8 @@ see_also=$out/see-also.h2m
 {
   echo "[SEE ALSO]"
   while IFS=$'\t' read -r sub _; do echo ".BR ksandwich-$sub (1),"; done <<<"$subcommands"
-  echo ".BR ksandwich-agent (1)"
+  echo ".BR ksandwich-agent (1),"
+  echo ".BR ksandwich-experiment (5)"
 } >"$see_also"
 
 # ENVIRONMENT and FILES name what the code reads (getenv) and keeps. (EXIT STATUS comes from

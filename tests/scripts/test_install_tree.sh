@@ -71,6 +71,17 @@ if command -v help2man >/dev/null; then
   done
   [ -f "$prefix/share/man/man1/ksandwich-agent.1.gz" ] || fail "no man page ksandwich-agent.1.gz"
 fi
+# ksandwich-experiment(5): every key of the schema, nested ones by their dotted names.
+page5=$prefix/share/man/man5/ksandwich-experiment.5.gz
+if [ ! -f "$page5" ]; then
+  fail "no man page $page5"
+else
+  for key in "name" "storage.kind" "arms.ARM.patches" "workloads[].ops" "direct_hits[].function" "gates.material_pct" "qemu.accel"; do
+    zcat "$page5" | grep -qxF ".B $(sed 's/-/\\-/g' <<<"$key")" || fail "ksandwich-experiment(5) lacks the key $key"
+  done
+  zcat "$page5" | grep -q '^\.SH EXAMPLE' || fail "ksandwich-experiment(5) has no EXAMPLE"
+  echo "ok   ksandwich-experiment(5): $(zcat "$page5" | grep -c '^\.B ') keys"
+fi
 
 # The completion, with bash-completion's helpers: subcommands, options, option values.
 if [ -f /usr/share/bash-completion/bash_completion ]; then

@@ -26,6 +26,24 @@ for f in files:
     failures += bool(errors)
     if not errors:
         print(f"ok   {f}")
+# Every key says what it is for: ksandwich-experiment(5) is made from these descriptions.
+experiment = json.load(open("results-schema/experiment.schema.json"))
+def undescribed(node, path):
+    if "$ref" in node:
+        return []
+    bare = [] if "description" in node or not path else [path]
+    for key, child in node.get("properties", {}).items():
+        if key != "$schema":
+            bare += undescribed(child, f"{path}.{key}" if path else key)
+    return bare
+bare = undescribed({"properties": experiment["properties"]}, "")
+for name, node in experiment["$defs"].items():
+    for key, child in node["properties"].items():
+        bare += undescribed(child, f"{name}.{key}")
+if bare:
+    print("FAIL keys of the experiment schema without a description: " + ", ".join(bare)); failures += 1
+else:
+    print("ok   every key of the experiment schema has a description")
 # The schema must also refuse what the harness refuses.
 bad = {"name": "t", "arms": {"control": {}, "patched": {}}, "workloads": [{"name": "clonez"}]}
 if validator.is_valid(bad):
