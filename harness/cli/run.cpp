@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "experiment/experiment.hpp"
 #include "pipeline/run.hpp"
+#include "source/source.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -41,21 +42,63 @@ std::filesystem::path experiment_path(const std::string& experiment, const std::
                                 : "give the path of an experiment file, or one of the shipped names: " + fmt::format("{}", fmt::join(names, ", ")));
 }
 
-// The experiment in FILE with its patched arm's patches replaced by PATCHES (made absolute: the
-// bundle keeps them, and a resumed run reads them there).
-nlohmann::json with_patches(const std::filesystem::path& file, const std::vector<std::string>& patches) {
+// What `run` is told instead of the experiment's own: the patched arm's patches, the kernel
+// source, a commit to compare with its parent.
+struct Overrides {
+  std::vector<std::string> patches;
+  std::string source, commit;
+  bool any() const { return !patches.empty() || !source.empty() || !commit.empty(); }
+};
+
+// The experiment in FILE as O overrides it. Paths are made absolute and commits resolved to
+// their ids now: the bundle keeps them, and a resumed run reads them there (a branch may
+// have moved by then).
+nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o) {
   namespace fs = std::filesystem;
   auto raw = experiment::parse_file(file).raw;
-  auto list = nlohmann::json::array();
-  for (auto& p : patches) {
-    std::error_code ec;
-    auto path = fs::absolute(p).lexically_normal();
-    if (!fs::is_regular_file(path, ec))
-      throw UserError("--patch " + p + " is not a file",
-                      "give a patch file: a diff, `git format-patch` output or a saved mailbox of a series");
-    list.push_back(path.string());
+  if (!o.patches.empty()) {
+    auto list = nlohmann::json::array();
+    for (auto& p : o.patches) {
+      std::error_code ec;
+      auto path = fs::absolute(p).lexically_normal();
+      if (!fs::is_regular_file(path, ec))
+        throw UserError("--patch " + p + " is not a file",
+                        "give a patch file: a diff, `git format-patch` output or a saved mailbox of a series");
+      list.push_back(path.string());
+    }
+    raw["arms"]["patched"]["patches"] = list;
   }
-  raw["arms"]["patched"]["patches"] = list;
+  if (!o.source.empty()) {
+    std::error_code ec;
+    auto path = fs::absolute(o.source).lexically_normal();
+    if (fs::is_directory(path, ec))
+      raw["source"] = {{"kind", "git"}, {"path", path.string()}, {"commit", "HEAD"}};
+    else if (fs::is_regular_file(path, ec))
+      raw["source"] = {{"kind", "tarball"}, {"path", path.string()}};
+    else
+      throw UserError("--source " + o.source + " is neither a directory nor a file",
+                      "give a kernel git tree or a source tarball (.tar, .tar.gz, .tar.xz)");
+  }
+  experiment::KernelSource source;
+  if (raw.contains("source")) source = experiment::parse(raw).source;
+  if (!o.commit.empty()) {
+    if (source.kind != "git")
+      throw UserError("--commit " + o.commit + " needs a git source; this experiment's is " + source.kind,
+                      "name the kernel git tree with --source DIR");
+    // The control arm is the commit's first parent; the patched arm the commit itself.
+    source.commit = o.commit;
+    raw["arms"]["patched"]["commit"] = source::check_source(source);
+    raw["arms"]["patched"].erase("patches");
+    source.commit = o.commit + "^";
+    try {
+      raw["source"]["commit"] = source::check_source(source);
+    } catch (const UserError&) {
+      throw UserError("--commit " + o.commit + " has no parent in " + source.path + " to compare it with",
+                      "name a commit that has a parent (the control arm builds it)");
+    }
+    return raw;
+  }
+  if (source.kind == "git") raw["source"]["commit"] = source::check_source(source);
   return raw;
 }
 
@@ -95,7 +138,7 @@ void set_run_command(CLI::App& app, Context& context) {
   set_exit_status(cmd, verdict_exits());
   struct Args {
     std::string experiment, out, resume;
-    std::vector<std::string> patches;
+    Overrides overrides;
     report::Options reply;
     bool dry_run = false;
     bool after_switch = false;
@@ -107,11 +150,20 @@ void set_run_command(CLI::App& app, Context& context) {
       ->check(non_empty_path());
   auto* resume =
       cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
-  cmd->add_option("--patch", args->patches,
+  auto* patch = cmd->add_option("--patch", args->overrides.patches,
                   "FILE (repeatable, in order): the patched arm's patches instead of the experiment's: a diff, "
                   "`git format-patch` output or a saved mailbox of a series; the experiment's kernel, workloads "
                   "and plan stay")
       ->excludes(resume);
+  cmd->add_option("--source", args->overrides.source,
+                  "PATH: the kernel source both arms build instead of the experiment's: a git tree (at its HEAD, "
+                  "or --commit's parent) or a source tarball")
+      ->excludes(resume);
+  cmd->add_option("--commit", args->overrides.commit,
+                  "REV of the git source (--source's or the experiment's): the patched arm builds REV, the control "
+                  "arm its first parent")
+      ->excludes(resume)
+      ->excludes(patch);
   cmd->add_flag("--after-switch", args->after_switch,
                 "with --resume: the run goes on after a bare-metal kernel switch (the boot hook `ksandwich "
                 "baremetal resume` passes it); its failed points stay failed")
@@ -134,7 +186,7 @@ void set_run_command(CLI::App& app, Context& context) {
       throw UserError("run needs an experiment", "ksandwich run default (configs/experiments/default.json), or --resume DIR");
     } else {
       o = fresh_run_options(args->experiment, args->out, context.repo_dir);
-      if (!args->patches.empty()) o.experiment = with_patches(o.experiment_file, args->patches);
+      if (args->overrides.any()) o.experiment = overridden(o.experiment_file, args->overrides);
     }
     o.dry_run = args->dry_run;
     o.reply = args->reply;

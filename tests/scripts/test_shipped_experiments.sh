@@ -63,6 +63,45 @@ code=$?
 [ "$code" -eq 2 ] && grep -qi "excludes" "$tmp/err" && ok "run --resume with --patch: exit 2" ||
   fail "run --resume with --patch: exit $code: $(head -c 300 "$tmp/err")"
 
+# Your tree: --source DIR builds both arms from a git tree (at HEAD, resolved to its id),
+# --commit REV compares REV with its parent; nothing is written to the kernel cache.
+git init -q "$tmp/tree"
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\nEXTRAVERSION =\n' >"$tmp/tree/Makefile"
+printf 'int a;\nint b;\n' >"$tmp/tree/f.c"
+git -C "$tmp/tree" add Makefile f.c
+git -C "$tmp/tree" -c user.name=t -c user.email=t@t commit -q -m base
+base=$(git -C "$tmp/tree" rev-parse HEAD)
+sed -i 's/int b/int c/' "$tmp/tree/f.c"
+git -C "$tmp/tree" -c user.name=t -c user.email=t@t commit -q -a -m change
+tip=$(git -C "$tmp/tree" rev-parse HEAD)
+printf -- '--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,2 @@\n int a;\n-int c;\n+int d;\n' >"$tmp/mine.patch"
+mkdir -p "$tmp/cache"
+(cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree --commit HEAD --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $base (6.1.0)\$" "$tmp/out" &&
+  grep -q "^  patched: git $tmp/tree at $base, then its diff to $tip (6.1.0)\$" "$tmp/out" &&
+  grep -q "to build: its patch applies" "$tmp/out" && [ -z "$(ls -A "$tmp/cache")" ]; then
+  ok "run default --source TREE --commit HEAD: control its parent, patched HEAD, nothing cached"
+else
+  fail "run --source --commit: exit $code: $(grep -A1 -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err") cache: $(ls -A "$tmp/cache")"
+fi
+(cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree --patch mine.patch --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $tip (6.1.0)\$" "$tmp/out" &&
+  grep -q "^  patched: git $tmp/tree at $tip, + $tmp/mine.patch (6.1.0)\$" "$tmp/out"; then
+  ok "run default --source TREE --patch FILE: both arms at HEAD, the patch on the patched arm"
+else
+  fail "run --source --patch: exit $code: $(grep -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
+fi
+for bad in "--commit HEAD:needs a git source" "--source $tmp/tree --commit $base:has no parent" \
+  "--source $tmp/nothing:neither a directory nor a file" "--source $tmp/tree --commit nope:no commit named"; do
+  # shellcheck disable=SC2086  # the options, split
+  "$ks" run default ${bad%%:*} --dry-run >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  [ "$code" -eq 2 ] && grep -qF "${bad#*:}" "$tmp/err" && ok "run default ${bad%%:*}: exit 2, ${bad#*:}" ||
+    fail "run default ${bad%%:*}: exit $code: $(head -c 300 "$tmp/err")"
+done
+
 # One experiment per seed thread, each with the thread's claim; the figure quoted.
 for pair in "sb-nosec-dio:59%" "sync-data-csum:4882" "writeback-inhibition:-27.0%"; do
   name=${pair%%:*} figure=${pair#*:}
