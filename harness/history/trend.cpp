@@ -7,6 +7,7 @@
 #include <map>
 
 #include "report/document.hpp"
+#include "report/format.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
@@ -17,11 +18,10 @@ using report::detail::html_escape;
 
 std::string pct(double ratio) { return fmt::format("{:+.2f}%", 100 * (ratio - 1)); }
 
-std::string change_line(const WorkloadTrend& t, const Change& c) {
-  return fmt::format("change point at night {} ({}): {} -> {} (p={:.3f}); between {}", c.night + 1,
-                     c.first_after.time, pct(c.ratio_before), pct(c.ratio_after), c.p_value,
+std::string change_line(const Change& c) {
+  return fmt::format("change point at night {} ({}): {} -> {} ({}); between {}", c.night + 1,
+                     c.first_after.time, pct(c.ratio_before), pct(c.ratio_after), report::detail::p_value(c.p_value),
                      commit_range(c.last_before, c.first_after));
-  (void)t;
 }
 
 struct Table {
@@ -203,7 +203,7 @@ std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::str
     auto table = night_table(t);
     std::string title = fmt::format("{}: {} ({} nights)", t.experiment, t.workload, t.nights.size());
     std::vector<std::string> lines;
-    for (auto& c : t.changes) lines.push_back(change_line(t, c));
+    for (auto& c : t.changes) lines.push_back(change_line(c));
     if (lines.empty()) lines.push_back("no change point");
     if (format == "text") {
       out += title + "\n\n" + text_table(table) + "\n";

@@ -23,13 +23,25 @@ struct Night {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Night, run_id, time, baseline, tip, verdict, ratio, low, high, level)
 
 struct Change {
-  size_t night = 0;         // index of the first night after the change
+  size_t night = 0;         // index of the first night after the change (0: the oldest)
   double p_value = 1;
   double ratio_before = 1;  // geometric mean ratio of the segments either side
   double ratio_after = 1;
   Night last_before, first_after;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Change, night, p_value, ratio_before, ratio_after, last_before, first_after)
+// In JSON "night" is the night's number as every report prints it: 1 for the oldest.
+inline void to_json(nlohmann::json& j, const Change& c) {
+  j = {{"night", c.night + 1}, {"p_value", c.p_value}, {"ratio_before", c.ratio_before},
+       {"ratio_after", c.ratio_after}, {"last_before", c.last_before}, {"first_after", c.first_after}};
+}
+inline void from_json(const nlohmann::json& j, Change& c) {
+  c.night = j.at("night").get<size_t>() - 1;
+  j.at("p_value").get_to(c.p_value);
+  j.at("ratio_before").get_to(c.ratio_before);
+  j.at("ratio_after").get_to(c.ratio_after);
+  j.at("last_before").get_to(c.last_before);
+  j.at("first_after").get_to(c.first_after);
+}
 
 struct WorkloadTrend {
   std::string experiment, workload, metric;
