@@ -113,9 +113,14 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
       for (auto& d : analysis->blocks_dropped)
         if (d.block == point->block) p.dropped = d.reason;
   }
+  // A screen's reference: the control points' best rounds, geometric mean (what the
+  // patched point's best is judged against).
   std::optional<double> midpoint;
-  if (analysis && points.size() == 3 && analysis->control_midpoint > 0)
-    midpoint = analysis->control_midpoint;
+  std::vector<double> control_best;
+  for (auto& p : points)
+    if (p.arm == control && p.best && *p.best > 0) control_best.push_back(*p.best);
+  if (analysis && points.size() == 3 && control_best.size() == 2)
+    midpoint = std::sqrt(control_best[0] * control_best[1]);
 
   // Scales.
   double lo = INFINITY, hi = -INFINITY;
@@ -202,7 +207,7 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
     double y = y_at(*midpoint * unit.scale);
     out += fmt::format(
         "<line class=\"ks-midpoint\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\">"
-        "<title>{} midpoint: {} {}</title></line>\n",
+        "<title>{} midpoint of the best rounds: {} {}</title></line>\n",
         kLeft, y, kWidth - kRight, y, html_escape(control), number(*midpoint * unit.scale, 3),
         html_escape(unit.name));
   }

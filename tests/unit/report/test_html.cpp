@@ -1,6 +1,8 @@
 // The HTML report: self-contained, one plot per workload, everything escaped.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <regex>
 
 #include "report/report.hpp"
@@ -81,6 +83,22 @@ TEST_CASE("html: self-contained, nothing fetched from anywhere") {
   CHECK(out.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK_THAT(out, Contains("<style>"));
   CHECK(out.substr(out.size() - 8) == "</html>\n");
+}
+
+TEST_CASE("html: a screen's control midpoint is that of the control points' best rounds") {
+  auto b = ks::test::make_sample_bundle();
+  auto out = ks::report::html(b);
+  auto clone = out.substr(out.find("data-workload=\"clone\""));
+  clone = clone.substr(0, clone.find("</svg>"));
+  std::vector<double> best;
+  for (auto& p : b.analysis->workloads[0].points)
+    if (p.arm == "control") best.push_back(p.min);
+  REQUIRE(best.size() == 2);
+  std::smatch m;
+  REQUIRE(std::regex_search(clone, m, std::regex("control midpoint of the best rounds: ([0-9,.]+) ns/op")));
+  auto shown = m[1].str();
+  shown.erase(std::remove(shown.begin(), shown.end(), ','), shown.end());
+  CHECK(std::stod(shown) == Approx(std::sqrt(best[0] * best[1])).epsilon(1e-6));
 }
 
 TEST_CASE("html: the plot draws the value the verdict reads, and marks a block left out with why") {
