@@ -13,7 +13,7 @@ import sys
 
 def roff(text):
     """TEXT safe in a roff line: backslashes escaped, no line taken for a request."""
-    text = str(text).replace("\\", "\\e").replace("-", "\\-")
+    text = str(text).replace("\\", "\\e").replace("-", "\\-").replace("`", "\\(ga")
     return "\\&" + text if text[:1] in (".", "'") else text
 
 
@@ -36,6 +36,14 @@ def kind(node):
         high = node.get("maximum")
         bound = ("above " if "minimum" not in node else "") + str(low)
         words.append(f"{bound} to {high}" if high is not None else f"from {bound}")
+    if "exclusiveMaximum" in node:
+        words.append("below " + str(node["exclusiveMaximum"]))
+    if "multipleOf" in node:
+        words.append("a multiple of " + str(node["multipleOf"]))
+    if "pattern" in node:
+        words.append("matching " + node["pattern"])
+    if "minItems" in node:
+        words.append(f"at least {node['minItems']} items")
     if "default" in node:
         words.append("default " + json.dumps(node["default"]))
     return "; ".join(words)

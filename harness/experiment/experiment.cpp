@@ -459,6 +459,13 @@ Experiment parse(const json& j) {
         r.fail("arms/" + name, "commit, patches and cmdline need a new kernel",
                "use a backend that boots the arms' kernels (\"backend\": \"qemu\"), or vary only "
                "mkfs_options, mount_options and sysfs on the " + e.backend + " backend");
+  // Knobs are written on the host backend only: a guest or a kexec'd kernel would not see
+  // them, and a key that would be ignored is refused.
+  if (backend.boots_kernels)
+    for (auto& [name, arm] : e.arms)
+      if (!arm.sysfs.empty())
+        r.fail("arms/" + name + "/sysfs", "knobs are set on the host backend only",
+               "set a kernel parameter with the arm's cmdline on the " + e.backend + " backend, or remove sysfs");
   if (!e.arms.at("control").commit.empty())
     r.fail("arms/control/commit", "the control arm is built from source.commit",
            "set \"source\": {\"commit\": ...} for the baseline and arms.patched.commit for the tip");

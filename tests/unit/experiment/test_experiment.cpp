@@ -79,6 +79,14 @@ TEST_CASE("bad experiments are refused with the field and the problem") {
   j["arms"]["patched"]["patches"] = {"kernel-patches/x.patch"};
   CHECK_THAT(parse_error_of(j), Catch::Contains("need a new kernel"));
 
+  // A knob a booted kernel would never see is refused, not ignored.
+  for (auto backend : {"qemu", "baremetal"}) {
+    j = minimal_experiment();
+    j["backend"] = backend;
+    j["arms"]["patched"]["sysfs"] = {{"/proc/sys/vm/dirty_ratio", "10"}};
+    CHECK_THAT(parse_error_of(j), Catch::Contains("/arms/patched/sysfs") && Catch::Contains("host backend only"));
+  }
+
   j = minimal_experiment();
   j["arms"]["patched"]["sysfs"] = {{"/etc/passwd", "x"}};
   CHECK_THAT(parse_error_of(j), Catch::Contains("not a plain path under /sys/"));
