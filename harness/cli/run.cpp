@@ -71,6 +71,9 @@ nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o)
   if (!o.source.empty()) {
     std::error_code ec;
     auto path = fs::absolute(o.source).lexically_normal();
+    if (fs::is_directory(path, ec) && !fs::exists(path / ".git", ec))
+      throw UserError("--source " + o.source + " is a directory but not a git tree",
+                      "give a git checkout of the kernel, or the source as a tarball (.tar, .tar.gz, .tar.xz)");
     if (fs::is_directory(path, ec))
       raw["source"] = {{"kind", "git"}, {"path", path.string()}, {"commit", "HEAD"}};
     else if (fs::is_regular_file(path, ec))

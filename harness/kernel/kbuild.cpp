@@ -649,13 +649,6 @@ std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildK
   return best;
 }
 
-std::optional<BuiltKernel> find_cached(const BuildRequest& request) {
-  auto started = Clock::now();
-  auto in = gather(request, Progress::silent());
-  if (!complete(in.dir)) return std::nullopt;
-  return load_cached(in.dir, started);
-}
-
 ArmLookup look_up(const BuildRequest& request) {
   auto in = gather(request, Progress::silent(), true);
   ArmLookup a;
@@ -664,15 +657,21 @@ ArmLookup look_up(const BuildRequest& request) {
     a.cached = load_cached(in.dir, Clock::now());
     return a;
   }
+  // An arm at a later commit alone needs no check: its only patch is git's own diff
+  // between the two commits, which applies (binary changes are refused when it is made),
+  // and a long history would mean copying thousands of files.
+  if (request.patches.empty()) return a;
   if (in.source.tree.empty() && in.source.identity.kind != "git") {
-    a.patches = in.patches.empty() ? "" : "its patches are checked once the run has unpacked the source";
+    a.patches = "its patches are checked once the run has unpacked the source";
     return a;
   }
-  if (!in.patches.empty()) {
-    auto scratch = ScopedDir::temporary("ksandwich-check-");
-    check_patches_apply(in, scratch.path());
-    a.patches = in.patches.size() == 1 ? "its patch applies" : "its " + std::to_string(in.patches.size()) + " patches apply";
-  }
+  if (in.source.identity.version.empty())
+    throw UserError(in.source.identity.origin + " at " + in.source.identity.commit.substr(0, 12) +
+                        " is not a kernel source: no Makefile with VERSION and PATCHLEVEL at its top",
+                    "name a Linux git tree and a commit of it");
+  auto scratch = ScopedDir::temporary("ksandwich-check-");
+  check_patches_apply(in, scratch.path());
+  a.patches = in.patches.size() == 1 ? "its patch applies" : "its patches apply";
   return a;
 }
 

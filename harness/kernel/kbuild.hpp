@@ -108,17 +108,16 @@ struct BuildKind {
 std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildKind& kind);
 
 // What a run would find for REQUEST, for a dry run: nothing is unpacked, built or written
-// to the cache. The finished build when the cache holds it; else whether the patches apply,
-// checked on copies of the files they touch (in a private temporary directory) taken from
-// the unpacked source or a git source's commit. Throws UserError when one does not apply.
+// to the cache. The finished build when the cache holds it; else whether the arm's patches
+// apply, checked on copies of the files they touch (in a private temporary directory) taken
+// from the unpacked source or a git source's commit (an arm at a later commit without patches
+// of its own is not checked: git's diff applies). Throws UserError when one does not apply.
 struct ArmLookup {
   std::optional<BuiltKernel> cached;
   std::string source_version;  // "6.1.192"; empty when unknown before unpacking
   std::string patches;         // "its patch applies", why they were not checked, or "" (none)
 };
 ArmLookup look_up(const BuildRequest& request);
-// The finished build for REQUEST if the cache holds it; never builds.
-std::optional<BuiltKernel> find_cached(const BuildRequest& request);
 
 // The request for ARM of an experiment: its source, config, the arm's commit and patches, every
 // path made absolute. A relative name resolves to the experiment file's directory

@@ -336,7 +336,7 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   // the cache, and only they, so the other tests' kernels stay built.
   for (auto r : {request("control"), request("patched", {"btrfs-drop-sb-nosec.patch"}),
                  request("csum", {"btrfs-sync-data-csum.patch"}), request("noop", {"btrfs-noop-comment.patch"})})
-    if (auto cached = ks::kernel::find_cached(r)) fs::remove_all(cached->build_dir);
+    if (auto cached = ks::kernel::look_up(r).cached) fs::remove_all(cached->build_dir);
   ks::kernel::Progress progress(stderr);
 
   auto control = ks::kernel::build_arm(request("control"), progress);

@@ -80,7 +80,7 @@ mkdir -p "$tmp/cache"
 code=$?
 if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $base (6.1.0)\$" "$tmp/out" &&
   grep -q "^  patched: git $tmp/tree at $base, then its diff to $tip (6.1.0)\$" "$tmp/out" &&
-  grep -q "to build: its patch applies" "$tmp/out" && [ -z "$(ls -A "$tmp/cache")" ]; then
+  [ "$(grep -c '^      to build$' "$tmp/out")" -eq 2 ] && [ -z "$(ls -A "$tmp/cache")" ]; then
   ok "run default --source TREE --commit HEAD: control its parent, patched HEAD, nothing cached"
 else
   fail "run --source --commit: exit $code: $(grep -A1 -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err") cache: $(ls -A "$tmp/cache")"
@@ -88,13 +88,14 @@ fi
 (cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree --patch mine.patch --dry-run >"$tmp/out" 2>"$tmp/err")
 code=$?
 if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $tip (6.1.0)\$" "$tmp/out" &&
-  grep -q "^  patched: git $tmp/tree at $tip, + $tmp/mine.patch (6.1.0)\$" "$tmp/out"; then
+  grep -q "^  patched: git $tmp/tree at $tip, + $tmp/mine.patch (6.1.0)\$" "$tmp/out" &&
+  grep -q "to build: its patch applies" "$tmp/out"; then
   ok "run default --source TREE --patch FILE: both arms at HEAD, the patch on the patched arm"
 else
   fail "run --source --patch: exit $code: $(grep -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
 fi
 for bad in "--commit HEAD:needs a git source" "--source $tmp/tree --commit $base:has no parent" \
-  "--source $tmp/nothing:neither a directory nor a file" "--source $tmp/tree --commit nope:no commit named"; do
+  "--source $tmp/nothing:neither a directory nor a file" "--source $tmp/cache:not a git tree" "--source $tmp/tree --commit nope:no commit named"; do
   # shellcheck disable=SC2086  # the options, split
   "$ks" run default ${bad%%:*} --dry-run >"$tmp/out" 2>"$tmp/err"
   code=$?
