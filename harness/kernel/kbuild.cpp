@@ -516,6 +516,10 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
   fs::create_directories(tree);
   for (auto& p : in.patches)
     for (auto& f : p.files) {
+      // A name that leaves the tree (../, /) is never copied: patch(1) refuses it anyway,
+      // and a hostile patch would have the copy written outside the scratch directory.
+      auto name = fs::path(f).lexically_normal();
+      if (name.empty() || name.is_absolute() || *name.begin() == "..") continue;
       if (fs::exists(tree / f)) continue;
       if (!in.source.tree.empty()) {
         if (!fs::is_regular_file(in.source.tree / f)) continue;

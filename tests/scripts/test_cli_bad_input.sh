@@ -103,6 +103,22 @@ if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v
   else
     echo "ok   qemu --dry-run: a patch that applies: $(grep -F 'to build' <<<"$out" | tail -n1)"
   fi
+  # A patch naming ../../../X is checked without copying X out of the tree: with the source
+  # unpacked in the cache, that copy would land outside the scratch directory (at /X).
+  sha=$(git -C "$tmp/tree" rev-parse HEAD)
+  mkdir -p "$tmp/cache2/source/$sha/tree"
+  cp "$tmp/tree/Makefile" "$tmp/tree/f.c" "$tmp/cache2/source/$sha/tree/"
+  printf '{"kind": "git", "version": "6.1.0"}\n' >"$tmp/cache2/source/$sha/source.json"
+  escape=ks-escape-$$
+  echo x >"$tmp/cache2/$escape"
+  printf -- '--- a/../../../%s\n+++ b/../../../%s\n@@ -1 +1 @@\n-x\n+y\n' "$escape" "$escape" >"$tmp/escapes.patch"
+  python3 -c 'import json, sys; d = sys.argv[1]; json.dump({"name": "t", "backend": "qemu", "storage": {"kind": "brd", "size_mib": 256}, "source": {"kind": "git", "path": d + "/tree", "commit": "HEAD"}, "arms": {"control": {}, "patched": {"patches": [d + "/escapes.patch"]}}, "workloads": [{"name": "clone"}]}, open(d + "/qemu-escapes.json", "w"))' "$tmp"
+  expect_error "qemu --dry-run: a patch naming ../../../X" "does not apply" -- env KSANDWICH_CACHE="$tmp/cache2" "$ks" run "$tmp/qemu-escapes.json" --dry-run
+  for planted in "/$escape" "/tmp/$escape" "$tmp/$escape"; do
+    if [ -e "$planted" ]; then
+      echo "FAIL a patch's ../ name copied a file out of the tree: $planted"; failures=$((failures + 1)); rm -f "$planted"
+    fi
+  done
   expect_error "qemu: a storage kind the guest cannot have" "not available on the qemu backend" -- "$ks" run "$tmp/qemu-zram.json" --out "$tmp/o11"
   expect_error "qemu: a brd larger than the guest" "does not fit in a guest" -- "$ks" run "$tmp/qemu-brd-too-big.json" --out "$tmp/o12"
 else
