@@ -368,33 +368,78 @@ bool is_mailbox(std::string_view text) {
   return false;
 }
 
+namespace {
+
+// One path of a diff header from S at AT, moving AT past it: git's C-style quoted form
+// ("a/b\303\244r.c": octal bytes, \t \n \" \\ and the other C escapes) when it starts with a
+// quote, else the text up to STOP (a space in a "diff --git" line; a tab or the end in a
+// ---/+++ line). Empty when a quoted name never closes.
+std::string diff_path(std::string_view s, size_t& at, char stop) {
+  if (at >= s.size() || s[at] != '"') {
+    auto end = std::min(s.find(stop, at), s.size());
+    std::string plain(s.substr(at, end - at));
+    at = end;
+    return plain;
+  }
+  std::string out;
+  for (size_t i = at + 1; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"') {
+      at = i + 1;
+      return out;
+    }
+    if (c != '\\' || i + 1 >= s.size()) {
+      out += c;
+      continue;
+    }
+    char e = s[++i];
+    if (e >= '0' && e <= '7') {
+      int value = 0, digits = 0;
+      for (; digits < 3 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++digits, ++i) value = value * 8 + (s[i] - '0');
+      --i;
+      out += static_cast<char>(value & 0xff);
+      continue;
+    }
+    static constexpr std::string_view from = "abfnrtv", to = "\a\b\f\n\r\t\v";
+    auto k = from.find(e);
+    out += k == std::string_view::npos ? e : to[k];
+  }
+  at = s.size();
+  return {};
+}
+
+}  // namespace
+
 std::vector<std::string> touched_files(std::string_view diff) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   auto lines = split(diff, '\n');
-  auto path_of = [](std::string_view header) {
-    auto p = trim(header.substr(4));
-    auto end = p.find('\t');
-    if (end != std::string::npos) p = p.substr(0, end);
-    return p;
-  };
   auto add = [&](std::string path) {
     if (path.empty() || path == "/dev/null") return;
     auto slash = path.find('/');
     if (slash != std::string::npos) path = path.substr(slash + 1);  // -p1
     if (seen.insert(path).second) out.push_back(path);
   };
+  // The path of a ---/+++ line (HEADER without its CR), up to a tab (diff -u's timestamp).
+  auto header_path = [](const std::string& header) {
+    size_t at = header.find_first_not_of(' ', 4);
+    return at == std::string::npos ? std::string() : trim(diff_path(header, at, '\t'));
+  };
   for (size_t i = 0; i < lines.size(); ++i) {
     if (starts_with(lines[i], "diff --git ")) {  // also renames without ---/+++
-      auto words = split(lines[i].substr(11), ' ');
-      if (words.size() >= 2 && !words[0].empty() && !words[1].empty()) {
-        add(strip_cr(words[1]));
-        add(words[0]);
+      auto line = strip_cr(lines[i]);
+      size_t at = 11;
+      auto first = diff_path(line, at, ' ');
+      at = line.find_first_not_of(' ', at);
+      auto second = at == std::string::npos ? std::string() : diff_path(line, at, ' ');
+      if (!first.empty() && !second.empty()) {
+        add(second);
+        add(first);
       }
     } else if (starts_with(lines[i], "--- ") && i + 1 < lines.size() &&
                starts_with(lines[i + 1], "+++ ")) {
-      add(path_of(lines[i + 1]));
-      add(path_of(lines[i]));
+      add(header_path(strip_cr(lines[i + 1])));
+      add(header_path(strip_cr(lines[i])));
     }
   }
   return out;

@@ -156,6 +156,22 @@ TEST_CASE("touched_files handles new and deleted files", "[build][patches]") {
   CHECK(touched_files(rename) == std::vector<std::string>{"fs/btrfs/b.c", "fs/btrfs/a.c"});
 }
 
+TEST_CASE("touched_files reads git's quoted names: octal bytes, escapes, spaces, a name that leaves the tree",
+          "[build][patches]") {
+  // What `git diff` prints for fs/bär.c (core.quotePath), a name with a tab and a quote, and
+  // one with a space (quoted only when it holds a special character).
+  std::string diff =
+      "diff --git \"a/fs/b\\303\\244r.c\" \"b/fs/b\\303\\244r.c\"\n"
+      "--- \"a/fs/b\\303\\244r.c\"\n+++ \"b/fs/b\\303\\244r.c\"\n@@ -1 +1 @@\n-x\n+y\n"
+      "diff --git \"a/fs/t\\tq\\\"\" \"b/fs/t\\tq\\\"\"\n"
+      "--- a/fs/two words.c\t2024-01-01\n+++ b/fs/two words.c\t2024-01-01\n@@ -1 +1 @@\n-x\n+y\n";
+  CHECK(touched_files(diff) == std::vector<std::string>{"fs/b\xC3\xA4r.c", "fs/t\tq\"", "fs/two words.c"});
+  // Escaped dots are dots: the name leaves the tree, and the patch check must see that.
+  CHECK(touched_files("--- \"a/\\056\\056/X\"\n+++ \"b/\\056\\056/X\"\n") == std::vector<std::string>{"../X"});
+  // A quote that never closes names nothing.
+  CHECK(touched_files("diff --git \"a/x b/x\n").empty());
+}
+
 TEST_CASE("describe_patch_failure names the file and the hunk", "[build][patches]") {
   auto hunk = describe_patch_failure(
       "checking file fs/btrfs/super.c\nHunk #2 FAILED at 1817.\n1 out of 2 hunks FAILED\n");
