@@ -40,19 +40,30 @@ std::string hmac_hex(std::string_view key, std::string_view text) {
   return to_hex(std::string_view(reinterpret_cast<const char*>(mac), length));
 }
 
-// LINE with its seal ("mac") added.
-std::string sealed(json line, std::string_view key) {
-  line["mac"] = hmac_hex(key, line.dump());
+// The journal's place, which every seal covers, so that a line sealed in one run's journal
+// does not verify in another's: the real path of FILE's directory (a link to it or a relative
+// name reads the same journal) and its name.
+std::string place_of(const fs::path& file) {
+  auto dir = fs::absolute(file).parent_path();
+  std::error_code ec;
+  auto real = fs::canonical(dir, ec);
+  return ((ec ? dir : real) / file.filename()).string();
+}
+
+// LINE with its seal ("mac") added: HMAC of the journal's PLACE and the line.
+std::string sealed(json line, std::string_view key, const std::string& place) {
+  line["mac"] = hmac_hex(key, place + '\n' + line.dump());
   return line.dump();
 }
 
-// Whether J (a parsed line) carries the seal of KEY; the seal is taken out of J.
-bool unseal(json& j, std::string_view key) {
+// Whether J (a parsed line) carries the seal of KEY for the journal at PLACE; the seal is
+// taken out of J.
+bool unseal(json& j, std::string_view key, const std::string& place) {
   auto mac = j.find("mac");
   if (mac == j.end() || !mac->is_string()) return false;
   auto claimed = mac->get<std::string>();
   j.erase(mac);
-  auto expected = hmac_hex(key, j.dump());
+  auto expected = hmac_hex(key, place + '\n' + j.dump());
   return claimed.size() == expected.size() && CRYPTO_memcmp(claimed.data(), expected.data(), expected.size()) == 0;
 }
 
@@ -141,6 +152,7 @@ Contents read(const fs::path& file, std::string_view key) {
   Contents c;
   auto text = read_bounded(file);
   if (!text) return c;
+  const auto place = place_of(file);
   for (auto& line : split(*text, '\n')) {
     if (trim(line).empty()) continue;
     // Nothing a run writes nests deeper than a few levels. A deeper value is dropped while it
@@ -156,7 +168,7 @@ Contents read(const fs::path& file, std::string_view key) {
       ++c.torn_lines;
       continue;
     }
-    if (!unseal(j, key)) {
+    if (!unseal(j, key, place)) {
       ++c.unsealed_lines;
       continue;
     }
@@ -238,7 +250,8 @@ bool maker_alive(const Entry& entry) {
   return start && *start == entry.pid_start;
 }
 
-Journal::Journal(fs::path file, std::string key) : file_(std::move(file)), key_(std::move(key)) {
+Journal::Journal(fs::path file, std::string key)
+    : file_(std::move(file)), key_(std::move(key)), place_(place_of(file_)) {
   auto existing = read(file_, key_);
   for (auto& e : existing.entries) next_ = std::max(next_, e.seq + 1);
   for (auto seq : existing.undone) next_ = std::max(next_, seq + 1);
@@ -260,7 +273,7 @@ Journal::~Journal() {
 }
 
 void Journal::append(const json& line) {
-  write_all(fd_, sealed(line, key_) + "\n", file_);
+  write_all(fd_, sealed(line, key_, place_) + "\n", file_);
   if (::fsync(fd_) != 0) throw SystemError("fsync " + file_.string(), errno);
 }
 

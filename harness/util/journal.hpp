@@ -11,8 +11,9 @@
 //   {"undone":3,"how":"undone"}            put back, or "skipped: why" (nothing to put back)
 // A torn last line (the process died while writing it) is ignored when read.
 //
-// Every line is sealed: "mac" holds HMAC-SHA256 of the line without it, under a key only
-// root can read (load_key: STATE/journal.key, made on first use). A journal lives in the
+// Every line is sealed: "mac" holds HMAC-SHA256 of the journal's real path and the line
+// without it, under a key only root can read (load_key: STATE/journal.key, made on first use),
+// so a line moved from another run's journal does not verify either. A journal lives in the
 // output directory, which its owner can edit; cleanup and --resume act on sealed lines only,
 // so a line someone else wrote (a knob, a mount, a file to delete) is never undone. The key
 // lives on /run and dies with a reboot, as do all the changes a journal records.
@@ -92,6 +93,7 @@ class Journal {
   void append(const nlohmann::json& line);
   fs::path file_;
   std::string key_;
+  std::string place_;  // what every seal covers besides the line: the journal's real path
   int fd_ = -1;
   uint64_t next_ = 1;
   std::mutex mutex_;

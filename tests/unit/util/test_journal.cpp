@@ -137,6 +137,32 @@ TEST_CASE("journal: a line without this machine's seal is ignored, whatever it s
   CHECK(journal::read(file, std::string(32, 'x')).entries.empty());
 }
 
+TEST_CASE("journal: a sealed line moved from another run's journal is ignored, a link to the same journal reads it") {
+  ks::test::TempDir tmp("ks-journal");
+  fs::create_directories(tmp.path / "a/logs");
+  fs::create_directories(tmp.path / "b/logs");
+  auto a = tmp.path / "a/logs/journal.jsonl", b = tmp.path / "b/logs/journal.jsonl";
+  {
+    journal::Journal ja(a, kKey);
+    ja.change("file", {{"path", "/dev/shm/ksandwich-a"}});
+    ja.change("knob", {{"path", "/proc/sys/vm/drop_caches"}, {"old_hex", "30"}, {"value", "3"}});
+    journal::Journal jb(b, kKey);
+    jb.change("file", {{"path", "/dev/shm/ksandwich-b"}});
+  }
+  // B's owner appends A's sealed knob line (seq 2, which B has not used) to B's journal.
+  auto lines = ks::split(ks::read_file(a), '\n');
+  REQUIRE(lines.size() >= 2);
+  REQUIRE(lines[1].find("drop_caches") != std::string::npos);
+  ks::write_file_append(b, lines[1] + "\n");
+  auto c = journal::read(b, kKey);
+  CHECK(c.unsealed_lines == 1);
+  REQUIRE(c.entries.size() == 1);
+  CHECK(c.entries[0].kind == "file");
+  // The same journal named through a link to its directory is the same place.
+  fs::create_directory_symlink(tmp.path / "a", tmp.path / "a-link");
+  CHECK(journal::read(tmp.path / "a-link/logs/journal.jsonl", kKey).entries.size() == 2);
+}
+
 TEST_CASE("journal: never read or appended through a symbolic link, and bounded") {
   ks::test::TempDir tmp("ks-journal");
   auto victim = tmp.path / "victim";
@@ -168,4 +194,16 @@ TEST_CASE("journal: the machine's key is made once, private, and refused when it
   ks::write_file(tmp.path / "planted", std::string(32, 'p'));
   fs::create_symlink(tmp.path / "planted", state / "journal.key");
   CHECK_THROWS(journal::load_key(state));
+}
+
+TEST_CASE("journal: the fuzzer's seeds are sealed for the fuzzer's journal, so they reach past the seal") {
+  // tests/fuzz/fuzz_journal.cpp reads them at this place, with this key.
+  const fs::path dir = "/tmp/ks-fuzz-journal";
+  fs::create_directories(dir);
+  ks::write_file(dir / "journal.jsonl",
+                 ks::read_file(fs::path(KS_SOURCE_DIR) / "tests/fuzz/seeds/journal/sealed.jsonl"));
+  auto c = journal::read(dir / "journal.jsonl", kKey);
+  CHECK(c.unsealed_lines == 0);
+  CHECK(c.torn_lines == 0);
+  CHECK(c.entries.size() >= 2);
 }
