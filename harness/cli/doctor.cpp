@@ -7,7 +7,9 @@
 #include "boot/baremetal/baremetal.hpp"
 #include "cli/commands.hpp"
 #include "machine/doctor.hpp"
+#include "experiment/experiment.hpp"
 #include "pipeline/host_changes.hpp"
+#include "pipeline/past_runs.hpp"
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "trace/function_counter.hpp"
@@ -42,11 +44,32 @@ machine::Check accelerator_check(std::string& accel) {
   }
 }
 
+// How long the main job would take here, as its dry run says: from this machine's kernel builds
+// in the cache and its finished runs of the main job under ./results.
+machine::Check main_job_time_check(const std::filesystem::path& repo_dir) {
+  machine::Check c{"main job time", true, false, false, "", ""};
+  try {
+    auto file = repo_dir / "configs/experiments/default.json";
+    auto e = experiment::parse_file(file);
+    auto kernels = pipeline::describe_kernels(e, repo_dir, file.parent_path());
+    c.detail = trim(pipeline::describe_time(e, experiment::plan_points(e).size(), kernels,
+                                            std::filesystem::absolute("results")));
+    if (c.detail.starts_with("time here: ")) c.detail.erase(0, 11);
+  } catch (const UserError& err) {
+    c.ok = false;
+    c.advice = true;
+    c.detail = std::string("cannot tell: ") + err.what();
+    c.fix = err.hint();
+  }
+  return c;
+}
+
 }  // namespace
 
 void set_doctor_command(CLI::App& app, Context& context) {
   auto* cmd = app.add_subcommand("doctor", "what this machine can do (KVM, QEMU, brd/zram/loop, btrfs, "
-                                           "io_uring, tracefs, fio, governor) and what is missing, with the fix; its load and free cache space");
+                                           "io_uring, tracefs, fio, governor) and what is missing, with the fix; its load, free cache space "
+                                           "and how long the main job would take here");
   set_exit_status(cmd, {{0, "ready: the main job or the host backend can run here"}, {2, "not ready: the MISSING lines say what to install"}});
   auto as_json = std::make_shared<bool>(false);
   add_text_or_json(cmd, *as_json, "the checks as a table or as JSON");
@@ -59,6 +82,7 @@ void set_doctor_command(CLI::App& app, Context& context) {
                                          std::thread::hardware_concurrency()));
     auto cache = source::default_cache_root();
     checks.push_back(machine::cache_space_check(cache, machine::free_bytes(cache)));
+    checks.push_back(main_job_time_check(context.repo_dir));
     // Whether calls can really be counted: a locked-down kernel lists the function tracer
     // but refuses to trace (EPERM), so the probe reads what counting needs.
     auto tracing = trace::probe_tracing();

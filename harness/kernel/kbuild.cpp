@@ -498,6 +498,14 @@ class WorkspaceLock {
   int fd_ = -1;
 };
 
+// The kind of the build of IN (for estimate_build); CONFIG_SHA256 empty when not yet known.
+BuildKind kind_of(const Inputs& in, bool incremental, std::string config_sha256) {
+  BuildKind kind{in.source.identity.version, incremental, std::move(config_sha256), in.base, {}, {}};
+  for (auto& f : in.fragments) kind.fragment_sha256s.push_back(f.sha256);
+  for (auto& p : in.patches) kind.patch_sha256s.push_back(p.sha256);
+  return kind;
+}
+
 std::unique_ptr<WorkspaceLock> lock_workspace(const fs::path& builds, const std::string& arm,
                                               const Progress& progress) {
   auto lock = std::make_unique<WorkspaceLock>(builds / ".lock");
@@ -638,13 +646,16 @@ std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildK
       int score = config.value("sha256", "") == kind.config_sha256                              ? 2
                   : config.value("base", "") == kind.base && fragments == kind.fragment_sha256s ? 1
                                                                                                 : 0;
-      if (kind.incremental && (patches != kind.patch_sha256s || score < 2)) continue;
+      if (kind.incremental && (patches != kind.patch_sha256s || score < (kind.config_sha256.empty() ? 1 : 2))) continue;
       if (score > best_score) {
         best_score = score;
         best = BuildEstimate{b["compiled"].get<size_t>(),
-                             entry.path().filename().string() + (score == 2   ? ""
-                                                                  : score == 1 ? " (another config, same fragments)"
-                                                                               : " (another config)")};
+                             // Without a config hash, the same base and fragments is all that can be told.
+                             entry.path().filename().string() +
+                                 (score == 2 || (score == 1 && kind.config_sha256.empty()) ? ""
+                                  : score == 1 ? " (another config, same fragments)"
+                                               : " (another config)"),
+                             b.value("seconds", 0.0)};
       }
     } catch (const json::exception&) {
       // Not a finished build's identity (a work tree, an older shape): it tells nothing.
@@ -661,6 +672,7 @@ ArmLookup look_up(const BuildRequest& request) {
     a.cached = load_cached(in.dir, Clock::now());
     return a;
   }
+  a.estimate = estimate_build(in.cache / "build", kind_of(in, derived(request), ""));
   // An arm at a later commit alone needs no check: its only patch is git's own diff
   // between the two commits, which applies (binary changes are refused when it is made),
   // and a long history would mean copying thousands of files.
@@ -768,10 +780,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   // Rewrite .config only when it changed: a newer .config makes Kbuild resync everything.
   if (read_config(objdir, false) != config.text) write_file_atomic(objdir / ".config", config.text);
 
-  BuildKind kind{in.source.identity.version, control.has_value(), sha256_hex(config.text), in.base, {}, {}};
-  for (auto& f : in.fragments) kind.fragment_sha256s.push_back(f.sha256);
-  for (auto& p : in.patches) kind.patch_sha256s.push_back(p.sha256);
-  auto estimate = estimate_build(builds, kind);
+  auto estimate = estimate_build(builds, kind_of(in, control.has_value(), sha256_hex(config.text)));
   if (estimate)
     progress.note("[" + in.arm + "] expecting about " + std::to_string(estimate->compiled) +
                   " files to compile, as many as " + estimate->from + " did");

@@ -104,7 +104,8 @@ struct BuildKind {
 // build from the full build of the same config, else of the nearest (the same base and
 // fragments, then any config); an incremental build - a small, patch-dependent number -
 // only from an incremental build of the same patches and config, else none: no estimate
-// rather than a wrong one.
+// rather than a wrong one. A KIND without a config hash (a dry run, which normalizes no
+// config) takes an incremental build of the same patches, base and fragments.
 std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildKind& kind);
 
 // What a run would find for REQUEST, for a dry run: nothing is unpacked, built or written
@@ -116,6 +117,8 @@ struct ArmLookup {
   std::optional<BuiltKernel> cached;
   std::string source_version;  // "6.1.192"; empty when unknown before unpacking
   std::string patches;         // "its patch applies", why they were not checked, or "" (none)
+  // Not in the cache: what the nearest earlier build of its kind took (estimate_build).
+  std::optional<BuildEstimate> estimate;
 };
 ArmLookup look_up(const BuildRequest& request);
 

@@ -18,6 +18,7 @@ namespace ks::kernel {
 struct BuildEstimate {
   size_t compiled = 0;  // the earlier build's files compiled (CC/AS steps)
   std::string from;     // which build, for the reader ("same config", "nearest config", ...)
+  double seconds = 0;   // the earlier build's wall clock (identity.json's build.seconds)
 };
 
 // Counts the compile steps in make's V=0 output ("  CC      fs/btrfs/ctree.o", "  AS ...")

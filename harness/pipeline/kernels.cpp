@@ -8,6 +8,7 @@
 #include "source/source.hpp"
 #include "kernel/progress.hpp"
 #include "util/files.hpp"
+#include "util/progress.hpp"
 
 namespace ks::pipeline {
 namespace {
@@ -56,25 +57,32 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
   }
 }
 
-std::string describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
-                             const fs::path& experiment_dir) {
-  std::string out;
+KernelPlan describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                            const fs::path& experiment_dir) {
+  KernelPlan plan;
   for (auto& arm : build_order(e)) {
     auto r = kernel::request_for_arm(e, arm, repo_dir, experiment_dir);
-    out += "  " + arm + ": " + source::kind_of(r.source) + " " +
-           source::origin_path(r.source).string();
-    if (!r.source.commit.empty()) out += " at " + r.source.commit;
-    if (!r.commit.empty()) out += ", then its diff to " + r.commit;
-    for (auto& p : r.patches) out += ", + " + kernel::resolve_patch(p, repo_dir).string();
+    plan.text += "  " + arm + ": " + source::kind_of(r.source) + " " + source::origin_path(r.source).string();
+    if (!r.source.commit.empty()) plan.text += " at " + r.source.commit;
+    if (!r.commit.empty()) plan.text += ", then its diff to " + r.commit;
+    for (auto& p : r.patches) plan.text += ", + " + kernel::resolve_patch(p, repo_dir).string();
     auto found = kernel::look_up(r);
-    if (!found.source_version.empty()) out += " (" + found.source_version + ")";
+    if (!found.source_version.empty()) plan.text += " (" + found.source_version + ")";
     if (found.cached) {
-      out += "\n      in the cache: " + found.cached->build_dir.string() + "\n";
+      plan.text += "\n      in the cache: " + found.cached->build_dir.string() + "\n";
+      continue;
+    }
+    plan.text += "\n      to build" + (found.patches.empty() ? "" : ": " + found.patches);
+    if (found.estimate && found.estimate->seconds > 0) {
+      plan.build_seconds += found.estimate->seconds;
+      plan.text += "; about " + progress::format_duration(found.estimate->seconds) + ", as " +
+                   found.estimate->from + " took\n";
     } else {
-      out += "\n      to build" + (found.patches.empty() ? "" : ": " + found.patches) + "\n";
+      plan.untold.push_back(arm);
+      plan.text += "; no earlier build of its kind in the cache tells how long\n";
     }
   }
-  return out;
+  return plan;
 }
 
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,

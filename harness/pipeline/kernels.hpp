@@ -31,10 +31,16 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
 
 // Two lines an arm, control first: what its kernel is made of (the source, a later commit,
 // the patches), and its build in the cache or, to be built, whether its patches apply
-// (kernel::look_up), as the dry run shows it. Writes nothing. Run after check_kernel_inputs;
-// throws UserError when a patch does not apply.
-std::string describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
-                             const fs::path& experiment_dir);
+// (kernel::look_up) and how long the nearest earlier build of its kind took here, as the dry
+// run shows it. Writes nothing. Run after check_kernel_inputs; throws UserError when a patch
+// does not apply.
+struct KernelPlan {
+  std::string text;
+  double build_seconds = 0;        // the arms to build whose kind has an earlier build here
+  std::vector<std::string> untold;  // the arms to build without one
+};
+KernelPlan describe_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
+                            const fs::path& experiment_dir);
 
 // Builds every arm (the others reuse the control's objects). Throws UserError for bad
 // input (a patch that does not apply, a config symbol that cannot be had) before anything

@@ -17,6 +17,7 @@
 #include "pipeline/calibration.hpp"
 #include "pipeline/host_changes.hpp"
 #include "pipeline/kernels.hpp"
+#include "pipeline/past_runs.hpp"
 #include "pipeline/preflight.hpp"
 #include "pipeline/records.hpp"
 #include "proc/runner.hpp"
@@ -219,10 +220,13 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
                    const fs::path& experiment_dir) {
   std::printf("experiment %s: backend %s, scheme %s, %zu points\n", e.name.c_str(),
               e.backend.c_str(), e.scheme.c_str(), plan.size());
+  KernelPlan kernels;
   if (experiment::backend_rules(e.backend).boots_kernels) {
+    kernels = describe_kernels(e, repo_dir, experiment_dir);
     std::printf("kernels (a kernel not in the build cache is built before the first point):\n%s",
-                describe_kernels(e, repo_dir, experiment_dir).c_str());
+                kernels.text.c_str());
   }
+  std::fputs(describe_time(e, plan.size(), kernels, out_dir.parent_path()).c_str(), stdout);
   std::string order;
   for (auto& p : plan) order += fmt::format("{}{} {}", p.index == 0 ? "" : ", ", p.index, p.arm);
   std::printf("order: %s\n", order.c_str());

@@ -43,10 +43,10 @@ struct RunOptions {
   // the experiment's, skipping the machine preflight (root, tools, devices) and the machine
   // lock that belong to the real backends. The output directory and --resume checks still apply.
   std::shared_ptr<boot::Backend> backend;
-  fs::path state_dir = "/run/ksandwich";
+  fs::path state_dir = "/run/ksandwich";  // the machine lock and the registry of runs (host_changes.hpp)
   // Where the progress lines go (points done of planned, each point's phase); tests read them.
   std::FILE* progress = stderr;
-  std::optional<bool> progress_live;  // a terminal's updating line; default: whether `progress` is one  // the machine lock and the registry of runs (host_changes.hpp)
+  std::optional<bool> progress_live;  // a terminal's updating line; default: whether `progress` is one
 };
 
 // Returns the process exit code (0 ok, 1 material regression, 3 a point failed).

@@ -96,7 +96,8 @@ if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v
   expect_error "qemu --dry-run: a patch that does not apply" "does not apply to 6.1.0" -- env KSANDWICH_CACHE="$tmp/cache" "$ks" run "$tmp/qemu-conflicts.json" --dry-run
   out=$(KSANDWICH_CACHE="$tmp/cache" "$ks" run "$tmp/qemu-applies.json" --dry-run 2>&1)
   code=$?
-  if [ "$code" -ne 0 ] || ! grep -qF "applies.patch (6.1.0)" <<<"$out" || ! grep -qF "to build: its patch applies" <<<"$out"; then
+  if [ "$code" -ne 0 ] || ! grep -qF "applies.patch (6.1.0)" <<<"$out" || ! grep -qF "to build: its patch applies" <<<"$out" \
+    || ! grep -qF "time here: not known: building control and patched (no earlier build of its kind in the cache)" <<<"$out"; then
     echo "FAIL qemu --dry-run: a patch that applies: exit $code; output: $out"; failures=$((failures + 1))
   elif [ -n "$(ls -A "$tmp/cache")" ]; then
     echo "FAIL qemu --dry-run wrote to the kernel cache: $(ls -A "$tmp/cache")"; failures=$((failures + 1))

@@ -80,7 +80,7 @@ mkdir -p "$tmp/cache"
 code=$?
 if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $base (6.1.0)\$" "$tmp/out" &&
   grep -q "^  patched: git $tmp/tree at $base, then its diff to $tip (6.1.0)\$" "$tmp/out" &&
-  [ "$(grep -c '^      to build$' "$tmp/out")" -eq 2 ] && [ -z "$(ls -A "$tmp/cache")" ]; then
+  [ "$(grep -cE '^      to build(;|$)' "$tmp/out")" -eq 2 ] && [ -z "$(ls -A "$tmp/cache")" ]; then
   ok "run default --source TREE --commit HEAD: control its parent, patched HEAD, nothing cached"
 else
   fail "run --source --commit: exit $code: $(grep -A1 -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err") cache: $(ls -A "$tmp/cache")"
