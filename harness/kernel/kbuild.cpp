@@ -722,12 +722,13 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   auto started = Clock::now();
   auto started_at = now_utc_iso8601();
   auto in = gather(request, progress);
-  if (complete(in.dir)) {
+  auto cached = [&](const std::string& how) {
     auto k = load_cached(in.dir, started);
     copy_log(request.log_copy, in.dir / "build.log");
-    progress.note("[" + in.arm + "] cached: " + k.kernel_release + " (" + in.dir.string() + ")");
+    progress.note("[" + in.arm + "] " + how + ": " + k.kernel_release + " (" + in.dir.string() + ")");
     return k;
-  }
+  };
+  if (complete(in.dir)) return cached("cached");
   auto builds = in.cache / "build";
   fs::create_directories(builds);
   source::sweep_stale_temporaries(builds);
@@ -749,6 +750,8 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   }
 
   auto lock = lock_workspace(builds, in.arm, progress);
+  // Another process may have built it while this one waited for the lock.
+  if (complete(in.dir)) return cached("cached (built meanwhile by another process)");
   auto own_started = Clock::now();  // this arm's clock leaves out the control build above
   ScopedDir work(builds / kWorkspace);
   auto log = work.path() / "build.log";
