@@ -65,6 +65,10 @@ class Backend {
   // (programs, root, the storage guard); throws UserError with the fix.
   virtual void check_machine(const experiment::Experiment& /*e*/) const {}
   virtual nlohmann::json machine() = 0;  // recorded once per bundle
+  // Whether E's points are sure, before anything runs, to be timed on a clock other work on
+  // the machine does not disturb (QEMU's instruction clock): such runs share the machine
+  // with each other (pipeline/host_changes.hpp), never with a run timed on the wall clock.
+  virtual bool undisturbed_clock() const { return false; }
   // Never throws for a point that failed (that is data); throws Interrupted on Ctrl-C and
   // UserError for bad input found only now.
   virtual PointResult run_point(const PointContext& context) = 0;

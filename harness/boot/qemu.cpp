@@ -142,6 +142,13 @@ const evidence::Clock& QemuBackend::clock() const {
   return evidence::clock_named(accel == "tcg" && options_.clock != "time" && options_.vcpus == 1 ? "icount" : "wall");
 }
 
+bool QemuBackend::undisturbed_clock() const {
+  // Without a usable KVM device the accelerator can only be TCG (choose_accel); with one,
+  // the probe decides later, and until then the run may be on the wall clock.
+  auto accel = requested_accel();
+  return options_.clock != "time" && options_.vcpus == 1 && (accel == "tcg" || (accel == "auto" && !machine::have_kvm()));
+}
+
 json QemuBackend::machine() {
   json m = machine::describe_host();
   const auto& a = accel();

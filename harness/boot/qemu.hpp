@@ -161,6 +161,7 @@ class QemuBackend : public Backend {
   void preflight(const std::optional<fs::path>& control_kernel) override;
   void check_machine(const experiment::Experiment& e) const override;
   nlohmann::json machine() override;
+  bool undisturbed_clock() const override;
   PointResult run_point(const PointContext& context) override;
   // The QEMU command and the guest plan of the point.
   std::string describe_point(const PointContext& context) const override;

@@ -360,7 +360,7 @@ std::vector<Leftover> leftovers(const fs::path& state_dir) {
 }
 
 HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, const experiment::Experiment& e,
-                         bool resume)
+                         bool resume, bool shared)
     : state_dir_(state_dir), out_dir_(out_dir) {
   std::error_code ec;
   fs::create_directories(state_dir_ / "active", ec);
@@ -369,23 +369,29 @@ HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, con
   if (run_lock_fd_ < 0)
     throw UserError("cannot open the machine lock " + lock_file.string() + ": " + std::strerror(errno),
                     "a measuring run changes the machine: run it as root");
-  if (::flock(run_lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(run_lock_fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     int err = errno;
+    // Refused a lock of its own: held by a run alone, or shared by instruction-clock runs.
+    bool held_shared = !shared && ::flock(run_lock_fd_, LOCK_SH | LOCK_NB) == 0;
     auto holder = json::parse(try_read_file(lock_file).value_or(""), nullptr, false);
     ::close(run_lock_fd_);
     run_lock_fd_ = -1;
     if (err != EWOULDBLOCK) throw SystemError("lock " + lock_file.string(), err);
-    std::string who = holder.is_object() ? "pid " + std::to_string(holder.value("pid", 0)) + ", writing " +
-                                               holder.value("out_dir", "?") + ", since " + holder.value("started_at", "?")
-                                         : "a process that has not said who it is yet";
+    std::string who = held_shared ? "runs on QEMU's instruction clock, which share it only with each other"
+                      : holder.is_object() ? "pid " + std::to_string(holder.value("pid", 0)) + ", writing " +
+                                                 holder.value("out_dir", "?") + ", since " + holder.value("started_at", "?")
+                                           : "a process that has not said who it is yet";
     throw UserError("another ksandwich run holds this machine (" + who + ")",
-                    "one measuring run per machine, so that runs do not measure each other's noise: wait for "
-                    "it to finish, or stop it");
+                    "one measuring run per machine, so that runs do not measure each other's noise (runs "
+                    "on QEMU's instruction clock excepted: other work does not change their counts, so they "
+                    "share the machine with each other): wait for it to finish, or stop it");
   }
-  json me{{"pid", getpid()}, {"out_dir", out_dir_.string()}, {"started_at", now_utc_iso8601()}};
-  auto text = me.dump() + "\n";
-  if (::ftruncate(run_lock_fd_, 0) != 0 || ::pwrite(run_lock_fd_, text.data(), text.size(), 0) < 0)
-    throw SystemError("write " + lock_file.string(), errno);
+  if (!shared) {  // alone, it says who holds the machine; runs that share it leave the file as it is
+    json me{{"pid", getpid()}, {"out_dir", out_dir_.string()}, {"started_at", now_utc_iso8601()}};
+    auto text = me.dump() + "\n";
+    if (::ftruncate(run_lock_fd_, 0) != 0 || ::pwrite(run_lock_fd_, text.data(), text.size(), 0) < 0)
+      throw SystemError("write " + lock_file.string(), errno);
+  }
 
   if (e.storage.kind == "device" && !e.storage.device.empty() &&
       fs::exists(e.storage.device, ec)) {

@@ -74,8 +74,11 @@ class HostChanges {
  public:
   // Takes the machine lock (UserError, exit 2, naming the holder) and, for storage kind
   // device, the device lock. RESUME: first undoes what the interrupted run in OUT_DIR left.
+  // SHARED: the run's clock is one other work does not disturb (QEMU's instruction clock,
+  // boot::Backend::undisturbed_clock): it shares the machine with runs like it, and only
+  // with them; any other run has the machine to itself.
   HostChanges(const fs::path& state_dir, const fs::path& out_dir, const experiment::Experiment& e,
-              bool resume);
+              bool resume, bool shared = false);
   // Closes the journal; unregisters the run when nothing is left to undo. Never throws.
   ~HostChanges();
   HostChanges(const HostChanges&) = delete;

@@ -471,7 +471,7 @@ int run(const RunOptions& o) {
   if (!o.backend) {
     preflight(e, o);
     backend->check_machine(e);
-    host_changes.emplace(o.state_dir, o.out_dir, e, o.resume);
+    host_changes.emplace(o.state_dir, o.out_dir, e, o.resume, backend->undisturbed_clock());
   }
   if (!o.resume && fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
     throw UserError("output directory " + o.out_dir.string() + " is not empty",

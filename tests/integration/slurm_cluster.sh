@@ -119,10 +119,11 @@ slurm_test_teardown() {
   rm -rf "$tmp"
 }
 
-# One measuring run per machine: wait while someone else's run holds the machine lock.
+# One measuring run per machine: wait while a run that has the machine to itself holds its
+# lock (the jobs' runs, on QEMU's instruction clock, share it with runs like them).
 slurm_wait_machine_lock() {
   for _ in $(seq 1 600); do
-    [ -e /run/ksandwich/run.lock ] && ! flock -n /run/ksandwich/run.lock true && { sleep 2; continue; }
+    [ -e /run/ksandwich/run.lock ] && ! flock -n -s /run/ksandwich/run.lock true && { sleep 2; continue; }
     break
   done
 }

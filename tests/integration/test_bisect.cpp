@@ -32,7 +32,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 }  // namespace
 
-TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names the fifth") {
+TEST_CASE("bisect: eight commits, a slowdown planted in the fifth, bisect names the fifth", "[shares-machine]") {
   ks::test::require_qemu_kernels();
   ks::test::require_root("brd, QEMU's storage and the run lock");
   auto ids = ks::test::history_fixture();

@@ -70,7 +70,7 @@ json trend(const fs::path& history, const std::string& format) {
 
 }  // namespace
 
-TEST_CASE("nightly: four nights of a branch, a slowdown from the third, trend names that night and its commits") {
+TEST_CASE("nightly: four nights of a branch, a slowdown from the third, trend names that night and its commits", "[shares-machine]") {
   ks::test::require_qemu_kernels();
   ks::test::require_root("brd, QEMU's storage and the run lock");
   auto ids = ks::test::history_fixture();

@@ -10,14 +10,17 @@
 # the same on every machine and the kernel build cache keys stay valid across reruns.
 #
 # Made once into DIR (under the kernel cache), unpacked beside it and renamed into place
-# when complete; an existing DIR is reused as it is. Prints the commit ids, oldest first.
+# when complete, under a lock beside it; an existing DIR is reused as it is. Prints the commit ids, oldest first.
 set -euo pipefail
 dir=$1 commits=$2 slow_from=$3 delay_us=$4
 tarball=${KS_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 
+# Tests that run at once (ctest -j) make it once: the second waits, then finds it made.
+parent=$(dirname "$dir")
+mkdir -p "$parent"
+exec 9>"$parent/.fixture.lock"
+flock 9
 if [[ ! -e $dir/.git/ks-fixture-complete ]]; then
-  parent=$(dirname "$dir")
-  mkdir -p "$parent"
   tmp=$(mktemp -d "$parent/.tmp-fixture-XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   tar -xf "$tarball" -C "$tmp" --strip-components=1

@@ -165,6 +165,26 @@ TEST_CASE("cleanup: refuses while the run's process is alive") {
   CHECK(cleanup_run(run.out, rules_for(run.tmp.path), run.tmp.path / "state").ok());
 }
 
+TEST_CASE("run lock: runs on the instruction clock share the machine, a run on the wall clock has it alone") {
+  Run run;
+  auto state = run.tmp.path / "state";
+  ks::experiment::Experiment e;
+  e.backend = "qemu";
+  {
+    ks::pipeline::HostChanges a(state, run.tmp.path / "a", e, false, true);
+    ks::pipeline::HostChanges b(state, run.tmp.path / "b", e, false, true);  // no refusal
+    CHECK_THROWS_WITH(ks::pipeline::HostChanges(state, run.tmp.path / "wall", e, false),
+                      Catch::Contains("another ksandwich run holds this machine") &&
+                          Catch::Contains("instruction clock"));
+  }
+  {
+    ks::pipeline::HostChanges wall(state, run.tmp.path / "wall", e, false);
+    CHECK_THROWS_WITH(ks::pipeline::HostChanges(state, run.tmp.path / "a", e, false, true),
+                      Catch::Contains("pid " + std::to_string(getpid())) && Catch::Contains((run.tmp.path / "wall").string()));
+  }
+  ks::pipeline::HostChanges again(state, run.tmp.path / "c", e, false, true);  // both gone with their holders
+}
+
 TEST_CASE("run lock: a second run meets it by name, it dies with its holder, leftovers are listed") {
   Run run;
   auto state = run.tmp.path / "state";
