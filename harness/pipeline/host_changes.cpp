@@ -226,6 +226,15 @@ int unregister_dead(const fs::path& state_dir, const fs::path& out_dir) {
   return removed;
 }
 
+// Whether a run in OUT_DIR is registered in STATE_DIR: it opened its journal since this
+// machine booted and has not ended with nothing left to undo, nor been cleaned up.
+bool registered(const fs::path& state_dir, const fs::path& out_dir) {
+  std::error_code ec;
+  for (auto& f : fs::directory_iterator(state_dir / "active", ec))
+    if (read_registration(f.path()).value("dir", "") == out_dir.string()) return true;
+  return false;
+}
+
 }  // namespace
 
 fs::path journal_file(const fs::path& out_dir) { return out_dir / "logs/journal.jsonl"; }
@@ -302,6 +311,14 @@ CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const
                       "wait for it to finish, or stop it (kill " + std::to_string(e.pid) +
                           ": it undoes its changes itself); cleanup is for runs that were killed");
 
+  // The registry, not the journal, says whether anything is left: a finished run's journal
+  // with its "undone" lines cut off would otherwise have its changes undone again.
+  if (!pending.empty() && !registered(state_dir, out_dir))
+    return {0, 0,
+            {fmt::format("ignored: {} change(s) {} lists as not undone: no run in {} is registered in {} (it "
+                         "finished, or was cleaned up, or ran before this machine booted): nothing is touched",
+                         pending.size(), file.string(), out_dir.string(), (state_dir / "active").string())},
+            ""};
   CleanupReport report;
   if (contents.unsealed_lines > 0)
     report.lines.push_back(fmt::format(

@@ -49,6 +49,12 @@ struct Run {
     return journal::load_key(state());
   }
   fs::path file(const std::string& name) const { return tmp.path / name; }
+  // Registers the run in state() as HostChanges::open_journal does, its process gone: cleanup
+  // undoes only what a registered run's journal lists.
+  void registered() const {
+    fs::create_directories(state() / "active");
+    ks::write_file(state() / "active/1.json", nlohmann::json{{"pid", 0}, {"dir", out.string()}}.dump());
+  }
 };
 
 // A file made as a run makes one: journaled, created, then its identity journaled.
@@ -72,6 +78,7 @@ std::vector<uint64_t> undone_order(const fs::path& journal_file) {
 
 TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and only once") {
   Run run;
+  run.registered();
   ks::write_file(run.file("knob"), std::string("128\n\0x", 6));
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
@@ -100,8 +107,35 @@ TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and
   CHECK(ks::read_file(run.journal()) == before);
 }
 
+TEST_CASE("cleanup: a finished run's journal with its undone lines cut off undoes nothing again") {
+  Run run;
+  run.registered();
+  ks::write_file(run.file("knob"), "old\n");
+  in_killed_process([&] {
+    journal::Active active(run.journal(), run.key());
+    new ks::boot::KnobSetting({{run.file("knob").string(), "new"}}, rules_for(run.tmp.path).knobs);
+  });
+  auto sealed = ks::read_file(run.journal());  // the change, before cleanup marked it undone
+  REQUIRE(cleanup_run(run.out, rules_for(run.tmp.path), run.state()).undone == 1);
+  CHECK(ks::read_file(run.file("knob")) == "old\n");
+  CHECK(ks::pipeline::dead_runs(run.state()).empty());  // cleaned up: unregistered
+
+  // Whoever can write the run's directory cuts the "undone" line off and sets the knob to
+  // the run's value: the journal verifies, but no registered run has anything left.
+  ks::write_file(run.journal(), sealed);
+  ks::write_file(run.file("knob"), "new\n");
+  REQUIRE(journal::read(run.journal(), run.key()).pending().size() == 1);
+  auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.state());
+  INFO(ks::join(report.lines, "\n"));
+  CHECK(report.ok());
+  CHECK(report.undone + report.skipped == 0);
+  CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("is registered"));
+  CHECK(ks::read_file(run.file("knob")) == "new\n");
+}
+
 TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
   Run run;
+  run.registered();
   ks::write_file(run.file("knob"), "old\n");
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
@@ -124,6 +158,7 @@ TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
 
 TEST_CASE("cleanup: refuses what lies outside its places and stops there, keeping older entries") {
   Run run;
+  run.registered();
   ks::write_file(run.file("ksandwich-older"), "x");
   ks::test::TempDir elsewhere("ks-elsewhere");
   ks::write_file(elsewhere.path / "ksandwich-precious", "data");
@@ -142,6 +177,7 @@ TEST_CASE("cleanup: refuses what lies outside its places and stops there, keepin
 
 TEST_CASE("cleanup: refuses while the run's process is alive") {
   Run run;
+  run.registered();
   int go[2];
   REQUIRE(pipe(go) == 0);
   pid_t pid = fork();
@@ -222,6 +258,7 @@ TEST_CASE("cleanup: a journal someone else wrote changes nothing (a knob, a file
   // The attack of issue 27 (D1): the run directory's owner plants entries whose "value" is
   // what the target holds now, so that cleanup would write "old" bytes into it.
   Run run;
+  run.registered();
   ks::write_file(run.file("knob"), "current\n");
   ks::write_file(run.file("ksandwich-victim"), "data");
   ks::write_file(run.journal(),
@@ -256,6 +293,7 @@ TEST_CASE("cleanup: a logs/ or journal that is a symbolic link is refused, the t
 
 TEST_CASE("cleanup: a file is removed only while its name leads to the file the run made (issue 27 D5)") {
   Run run;
+  run.registered();
   ks::test::TempDir elsewhere("ks-elsewhere");
   ks::write_file(elsewhere.path / "victim", "precious\n");
   in_killed_process([&] {
@@ -292,6 +330,7 @@ TEST_CASE("cleanup: a file whose identity the run never learnt is removed when o
   // A run killed between creating its 0600 file and journaling its identity (or a journal of
   // a version before identities): a regular file of ours, mode 0600, one link, is ours.
   Run run;
+  run.registered();
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
     journal::record("file", {{"path", run.file("ksandwich-ours-0600").string()}});
