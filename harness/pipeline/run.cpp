@@ -230,11 +230,22 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
   std::string order;
   for (auto& p : plan) order += fmt::format("{}{} {}", p.index == 0 ? "" : ", ", p.index, p.arm);
   std::printf("order: %s\n", order.c_str());
+  // The first arm's point in full; another arm's only where it differs (its kernel, mostly).
   std::set<std::string> shown;
+  std::optional<std::pair<std::string, std::vector<std::string>>> first;
   for (auto& p : plan) {
     if (!shown.insert(p.arm).second) continue;
-    std::printf("\nthe %s arm's points, as point %d (block %d):\n", p.arm.c_str(), p.index, p.block);
-    std::fputs(backend.describe_point(point_context(e, p, out_dir, RunKernels{})).c_str(), stdout);
+    auto text = backend.describe_point(point_context(e, p, out_dir, RunKernels{}));
+    auto lines = split(text, '\n');
+    std::printf("\nthe %s arm's points, as point %d (block %d)", p.arm.c_str(), p.index, p.block);
+    if (!first || first->second.size() != lines.size()) {
+      std::printf(":\n%s", text.c_str());
+      if (!first) first.emplace(p.arm, lines);
+      continue;
+    }
+    std::printf(", as the %s arm's but for these lines:\n", first->first.c_str());
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i] != first->second[i]) std::printf("%s\n", lines[i].c_str());
   }
 }
 

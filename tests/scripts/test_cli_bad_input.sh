@@ -97,7 +97,8 @@ if command -v qemu-system-x86_64 >/dev/null && [ -e /bin/busybox ] && command -v
   out=$(KSANDWICH_CACHE="$tmp/cache" "$ks" run "$tmp/qemu-applies.json" --dry-run 2>&1)
   code=$?
   if [ "$code" -ne 0 ] || ! grep -qF "applies.patch (6.1.0)" <<<"$out" || ! grep -qF "to build: its patch applies" <<<"$out" \
-    || ! grep -qF "time here: not known: building control and patched (no earlier build of its kind in the cache)" <<<"$out"; then
+    || ! grep -qF "time here: not known: building control and patched (no earlier build of its kind in the cache)" <<<"$out" \
+    || [ "$(grep -c "qemu-system-x86_64" <<<"$out")" -ne 2 ] || [ "$(grep -c "^ks_workloads()" <<<"$out")" -ne 1 ]; then
     echo "FAIL qemu --dry-run: a patch that applies: exit $code; output: $out"; failures=$((failures + 1))
   elif [ -n "$(ls -A "$tmp/cache")" ]; then
     echo "FAIL qemu --dry-run wrote to the kernel cache: $(ls -A "$tmp/cache")"; failures=$((failures + 1))
