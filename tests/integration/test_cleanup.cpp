@@ -191,6 +191,12 @@ TEST_CASE("cleanup undoes only the objects its run made: a decoy of the same nam
   auto sh = [](std::vector<std::string> argv) { return ks::proc::run(ks::proc::command(std::move(argv), 30s)); };
   ks::test::in_killed_process([&] {  // the run: makes, journals, and dies without undoing anything
     ks::journal::Active active(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
+    // Registered as HostChanges::open_journal registers a run: cleanup undoes only such runs.
+    fs::create_directories(ks::pipeline::kStateDir / "active");
+    ks::write_file(ks::pipeline::kStateDir / "active" / (std::to_string(::getpid()) + ".json"),
+                   nlohmann::json{{"pid", ::getpid()},
+                                  {"pid_start", ks::journal::process_start(::getpid()).value_or(0)},
+                                  {"dir", out.string()}}.dump());
     fs::create_directories(target);
     auto mount = ks::journal::record("mount", {{"target", target.string()}, {"source", "tmpfs"}, {"fstype", "tmpfs"}});
     if (!sh({"mount", "-t", "tmpfs", "tmpfs", target.string()}).ok()) throw std::runtime_error("mount");
