@@ -13,6 +13,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "storage/facts.hpp"
 #include "storage/storage.hpp"
@@ -214,25 +216,36 @@ bool registration_alive(const json& r) {
   return journal::maker_alive(who);
 }
 
+// Whether registration R is of a run in OUT_DIR, however either names it (a trailing
+// slash, a link on the way).
+bool of_dir(const json& r, const fs::path& out_dir) {
+  std::error_code ec;
+  auto dir = r.is_object() ? r.value("dir", "") : "";
+  return !dir.empty() && (dir == out_dir.string() || fs::equivalent(dir, out_dir, ec));
+}
+
 // Removes the registrations of OUT_DIR whose process is gone; returns how many.
 int unregister_dead(const fs::path& state_dir, const fs::path& out_dir) {
   int removed = 0;
   std::error_code ec;
   for (auto& f : fs::directory_iterator(state_dir / "active", ec)) {
     auto r = read_registration(f.path());
-    if (r.is_object() && r.value("dir", "") == out_dir.string() && !registration_alive(r))
-      removed += fs::remove(f.path(), ec) ? 1 : 0;
+    if (of_dir(r, out_dir) && !registration_alive(r)) removed += fs::remove(f.path(), ec) ? 1 : 0;
   }
   return removed;
 }
 
-// Whether a run in OUT_DIR is registered in STATE_DIR: it opened its journal since this
-// machine booted and has not ended with nothing left to undo, nor been cleaned up.
-bool registered(const fs::path& state_dir, const fs::path& out_dir) {
+// The runs in OUT_DIR registered in STATE_DIR, as (pid, start time): each opened its
+// journal since this machine booted and has neither ended with nothing left to undo nor
+// been cleaned up.
+std::set<std::pair<int, uint64_t>> registered_runs(const fs::path& state_dir, const fs::path& out_dir) {
+  std::set<std::pair<int, uint64_t>> out;
   std::error_code ec;
-  for (auto& f : fs::directory_iterator(state_dir / "active", ec))
-    if (read_registration(f.path()).value("dir", "") == out_dir.string()) return true;
-  return false;
+  for (auto& f : fs::directory_iterator(state_dir / "active", ec)) {
+    auto r = read_registration(f.path());
+    if (of_dir(r, out_dir)) out.insert({r.value("pid", 0), r.value("pid_start", uint64_t{0})});
+  }
+  return out;
 }
 
 }  // namespace
@@ -311,20 +324,21 @@ CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const
                       "wait for it to finish, or stop it (kill " + std::to_string(e.pid) +
                           ": it undoes its changes itself); cleanup is for runs that were killed");
 
-  // The registry, not the journal, says whether anything is left: a finished run's journal
-  // with its "undone" lines cut off would otherwise have its changes undone again.
-  if (!pending.empty() && !registered(state_dir, out_dir))
-    return {0, 0,
-            {fmt::format("ignored: {} change(s) {} lists as not undone: no run in {} is registered in {} (it "
-                         "finished, or was cleaned up, or ran before this machine booted): nothing is touched",
-                         pending.size(), file.string(), out_dir.string(), (state_dir / "active").string())},
-            ""};
+  // The registry, not the journal, says which runs have anything left: a finished run's
+  // journal with its "undone" lines cut off would otherwise have its changes undone again.
+  auto runs = registered_runs(state_dir, out_dir);
+  auto unregistered = std::erase_if(pending, [&](const journal::Entry& e) { return !runs.count({e.pid, e.pid_start}); });
   CleanupReport report;
   if (contents.unsealed_lines > 0)
     report.lines.push_back(fmt::format(
         "ignored: {} line(s) of {} not sealed by ksandwich on this machine since it booted (written by "
         "someone else, or before a reboot, which undid what they record): nothing of theirs is touched",
         contents.unsealed_lines, file.string()));
+  if (unregistered > 0)
+    report.lines.push_back(fmt::format(
+        "ignored: {} change(s) {} lists as not undone, made by no run registered in {} (one that finished, or "
+        "was cleaned up): nothing of theirs is touched",
+        unregistered, file.string(), (state_dir / "active").string()));
   journal::Journal journal(file, key);
   for (auto& e : pending) {
     auto what = describe(e);

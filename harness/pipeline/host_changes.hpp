@@ -1,13 +1,15 @@
 #pragma once
 // What a run changes on this machine, kept safe:
 // - one measuring run per machine: a flock on STATE/run.lock, which holds {pid, out_dir,
-//   started_at}; a second run meets it with exit 2 naming the holder. With storage kind
+//   started_at}; a second run meets it with exit 2 naming the holder. Runs on QEMU's
+//   instruction clock share it (a shared flock; the file names none of them). With storage kind
 //   device, also a flock on the block device node for the whole run (the systemd block
 //   device locking protocol). Both die with the process: SIGKILL leaves no stale lock.
 // - the run's journal (DIR/logs/journal.jsonl, util/journal), registered while the run
 //   lives in STATE/active/<pid>.json so that leftovers of a killed run can be found;
 // - cleanup: undoes what a killed run left, last change first, skipping what is already
-//   undone and what no longer matches (it never unmounts what the journal did not mount).
+//   undone and what no longer matches (it never unmounts what the journal did not mount),
+//   and only what a run still registered made.
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -52,7 +54,9 @@ struct CleanupReport {
 // Undoes the pending entries of DIR's journal, last made first, and records each as undone
 // (or skipped, with why). Stops at the first one it cannot undo: what was made before it may
 // sit under it. Throws UserError when DIR has no journal, or while a process that made one
-// of the pending changes is alive. Unregisters DIR from STATE once nothing is left.
+// of the pending changes is alive. Only changes made by a run registered in STATE (by pid
+// and start time) are undone; the rest are reported and left. Unregisters DIR from STATE
+// once nothing is left.
 CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules = {},
                           const fs::path& state_dir = kStateDir);
 

@@ -49,11 +49,14 @@ struct Run {
     return journal::load_key(state());
   }
   fs::path file(const std::string& name) const { return tmp.path / name; }
-  // Registers the run in state() as HostChanges::open_journal does, its process gone: cleanup
-  // undoes only what a registered run's journal lists.
+  // Registers this process as the run in out, as HostChanges::open_journal does: cleanup
+  // undoes only what registered runs made.
   void registered() const {
     fs::create_directories(state() / "active");
-    ks::write_file(state() / "active/1.json", nlohmann::json{{"pid", 0}, {"dir", out.string()}}.dump());
+    ks::write_file(state() / "active" / (std::to_string(getpid()) + ".json"),
+                   nlohmann::json{{"pid", getpid()},
+                                  {"pid_start", journal::process_start(getpid()).value_or(0)},
+                                  {"dir", out.string()}}.dump());
   }
 };
 
@@ -62,6 +65,18 @@ void made_file(const fs::path& path, const std::string& content) {
   auto seq = journal::record("file", {{"path", path.string()}});
   ks::write_file(path, content);
   journal::amend(seq, journal::identity_of(path));
+}
+
+// A run killed (as under SIGKILL) holding the file knob, "old\n" before, at "new"; MORE
+// journals what else it did first.
+void killed_holding_knob(const Run& run, const std::function<void()>& more = [] {}) {
+  ks::write_file(run.file("knob"), "old\n");
+  in_killed_process([&] {
+    journal::Active active(run.journal(), run.key());
+    run.registered();
+    new ks::boot::KnobSetting({{run.file("knob").string(), "new"}}, rules_for(run.tmp.path).knobs);
+    more();
+  });
 }
 
 // The "how" of every undone line, in the order cleanup wrote them.
@@ -78,10 +93,10 @@ std::vector<uint64_t> undone_order(const fs::path& journal_file) {
 
 TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and only once") {
   Run run;
-  run.registered();
   ks::write_file(run.file("knob"), std::string("128\n\0x", 6));
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
+    run.registered();
     made_file(run.file("ksandwich-a"), "a");
     // Never destroyed: the process dies holding the knob, as under SIGKILL.
     new ks::boot::KnobSetting({{run.file("knob").string(), "4096"}}, rules_for(run.tmp.path).knobs);
@@ -109,12 +124,7 @@ TEST_CASE("cleanup: undoes a killed run's changes last first, byte for byte, and
 
 TEST_CASE("cleanup: a finished run's journal with its undone lines cut off undoes nothing again") {
   Run run;
-  run.registered();
-  ks::write_file(run.file("knob"), "old\n");
-  in_killed_process([&] {
-    journal::Active active(run.journal(), run.key());
-    new ks::boot::KnobSetting({{run.file("knob").string(), "new"}}, rules_for(run.tmp.path).knobs);
-  });
+  killed_holding_knob(run);
   auto sealed = ks::read_file(run.journal());  // the change, before cleanup marked it undone
   REQUIRE(cleanup_run(run.out, rules_for(run.tmp.path), run.state()).undone == 1);
   CHECK(ks::read_file(run.file("knob")) == "old\n");
@@ -129,17 +139,13 @@ TEST_CASE("cleanup: a finished run's journal with its undone lines cut off undoe
   INFO(ks::join(report.lines, "\n"));
   CHECK(report.ok());
   CHECK(report.undone + report.skipped == 0);
-  CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("is registered"));
+  CHECK_THAT(ks::join(report.lines, "\n"), Catch::Contains("no run registered"));
   CHECK(ks::read_file(run.file("knob")) == "new\n");
 }
 
 TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
   Run run;
-  run.registered();
-  ks::write_file(run.file("knob"), "old\n");
-  in_killed_process([&] {
-    journal::Active active(run.journal(), run.key());
-    new ks::boot::KnobSetting({{run.file("knob").string(), "new"}}, rules_for(run.tmp.path).knobs);
+  killed_holding_knob(run, [&] {
     journal::record("mount", {{"target", (run.tmp.path / "mnt-gone").string()}, {"source", "/dev/zram9"},
                               {"fstype", "btrfs"}});
     journal::record("file", {{"path", run.file("ksandwich-never-made").string()}});
@@ -158,12 +164,12 @@ TEST_CASE("cleanup: skips what no longer matches and leaves it alone") {
 
 TEST_CASE("cleanup: refuses what lies outside its places and stops there, keeping older entries") {
   Run run;
-  run.registered();
   ks::write_file(run.file("ksandwich-older"), "x");
   ks::test::TempDir elsewhere("ks-elsewhere");
   ks::write_file(elsewhere.path / "ksandwich-precious", "data");
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
+    run.registered();
     journal::record("file", {{"path", run.file("ksandwich-older").string()}});
     journal::record("file", {{"path", (elsewhere.path / "ksandwich-precious").string()}});  // tampered
   });
@@ -177,7 +183,6 @@ TEST_CASE("cleanup: refuses what lies outside its places and stops there, keepin
 
 TEST_CASE("cleanup: refuses while the run's process is alive") {
   Run run;
-  run.registered();
   int go[2];
   REQUIRE(pipe(go) == 0);
   pid_t pid = fork();
@@ -186,6 +191,7 @@ TEST_CASE("cleanup: refuses while the run's process is alive") {
     close(go[1]);
     {
       journal::Active active(run.journal(), run.key());
+      run.registered();
       journal::record("file", {{"path", run.file("ksandwich-live").string()}});
     }
     char c;
@@ -258,7 +264,6 @@ TEST_CASE("cleanup: a journal someone else wrote changes nothing (a knob, a file
   // The attack of issue 27 (D1): the run directory's owner plants entries whose "value" is
   // what the target holds now, so that cleanup would write "old" bytes into it.
   Run run;
-  run.registered();
   ks::write_file(run.file("knob"), "current\n");
   ks::write_file(run.file("ksandwich-victim"), "data");
   ks::write_file(run.journal(),
@@ -293,11 +298,11 @@ TEST_CASE("cleanup: a logs/ or journal that is a symbolic link is refused, the t
 
 TEST_CASE("cleanup: a file is removed only while its name leads to the file the run made (issue 27 D5)") {
   Run run;
-  run.registered();
   ks::test::TempDir elsewhere("ks-elsewhere");
   ks::write_file(elsewhere.path / "victim", "precious\n");
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
+    run.registered();
     made_file(run.file("ksandwich-replaced"), "ours");
     made_file(run.file("ksandwich-linked"), "ours");
     journal::record("file", {{"path", run.file("ksandwich-unlearnt").string()}});  // died before its identity
@@ -330,9 +335,9 @@ TEST_CASE("cleanup: a file whose identity the run never learnt is removed when o
   // A run killed between creating its 0600 file and journaling its identity (or a journal of
   // a version before identities): a regular file of ours, mode 0600, one link, is ours.
   Run run;
-  run.registered();
   in_killed_process([&] {
     journal::Active active(run.journal(), run.key());
+    run.registered();
     journal::record("file", {{"path", run.file("ksandwich-ours-0600").string()}});
     int fd = ::open(run.file("ksandwich-ours-0600").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
     REQUIRE(fd >= 0);
