@@ -266,7 +266,9 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   cmd.timeout = std::chrono::seconds(e.point_timeout_s);
   cmd.log_file = qemu_log;  // QEMU's own messages; the console has its own file
   write_file(qemu_log, "$ " + shell_line(cmd.argv) + "\n");
-  machine::GovernorSetting governor(e.cpu, e.governor);  // of the host CPU QEMU runs on
+  // Of the host CPU QEMU runs on; left alone by a run that shares the machine (its clock does
+  // not depend on the frequency, and two such runs would save and restore each other's).
+  machine::GovernorSetting governor(e.cpu, undisturbed_clock() ? "" : e.governor);
   auto host_env = machine::read_environment(e.cpu);
   host_env["governor_setting"] = governor.describe();
   // The phases as the guest reports them on the results port (the file QEMU writes).

@@ -119,11 +119,13 @@ slurm_test_teardown() {
   rm -rf "$tmp"
 }
 
-# One measuring run per machine: wait while a run that has the machine to itself holds its
-# lock (the jobs' runs, on QEMU's instruction clock, share it with runs like them).
+# One measuring run per machine: wait until the jobs' runs can take the machine lock, all to
+# themselves, or with "shared" (runs on QEMU's instruction clock) beside others like them.
 slurm_wait_machine_lock() {
+  local mode=-x
+  [ "${1:-}" = shared ] && mode=-s
   for _ in $(seq 1 600); do
-    [ -e /run/ksandwich/run.lock ] && ! flock -n -s /run/ksandwich/run.lock true && { sleep 2; continue; }
+    [ -e /run/ksandwich/run.lock ] && ! flock -n "$mode" /run/ksandwich/run.lock true && { sleep 2; continue; }
     break
   done
 }

@@ -43,7 +43,7 @@ slurm_test_up "$tmp/slurm"
 # The small confirm experiment of the bisect test (tests/support/kernel_history.hpp).
 cat >"$tmp/experiment.json" <<JSON
 {"name": "it-bisect", "backend": "qemu", "clock": "instructions", "scheme": "confirm", "min_blocks": 3, "max_blocks": 4,
- "rounds": 2, "cpu": 1, "point_timeout_s": 300, "qemu": {"memory_mib": 1024, "vcpus": 1},
+ "rounds": 2, "point_timeout_s": 300, "qemu": {"memory_mib": 1024, "vcpus": 1},
  "storage": {"kind": "brd", "size_mib": 256},
  "source": {"kind": "git", "path": "$fixture", "commit": "HEAD"},
  "arms": {"control": {}, "patched": {}},
@@ -56,7 +56,7 @@ cat "$tmp/write.out"
 check "--write-experiments exits 0" test "$code" -eq 0
 check "one experiment per commit of good..bad (five)" test "$(ls "$tmp/exps" | wc -l)" -eq 5
 
-slurm_wait_machine_lock
+slurm_wait_machine_lock shared
 
 "$ks" submit --slurm --partition debug --sbatch-arg=--time=30 --dir "$sub" "$tmp"/exps/*.json >"$tmp/submit.out" 2>&1
 code=$?

@@ -60,7 +60,8 @@ inline std::vector<std::string> history_fixture() {
 // 3 or 4 blocks, on QEMU's instruction clock on every machine (TCG, even where KVM works), so
 // a flat commit repeats to about 0.002% and is NO_CHANGE at the first look, and the planted
 // 1000 us (a busy wait of about a million guest instructions per clone) is a ratio of ten or
-// more. Two rounds of 100 clones: a point is mostly its boot, about 10 s.
+// more. Two rounds of 100 clones: a point is mostly its boot, about 10 s. No CPU is pinned:
+// the tests on this clock run side by side (tests/CMakeLists.txt), a QEMU on each core.
 inline nlohmann::json clone_confirm(const std::string& name, const std::string& path, const std::string& commit) {
   return {{"name", name},
           {"backend", "qemu"},
@@ -69,7 +70,6 @@ inline nlohmann::json clone_confirm(const std::string& name, const std::string& 
           {"min_blocks", 3},
           {"max_blocks", 4},
           {"rounds", 2},
-          {"cpu", 1},
           {"point_timeout_s", 300},
           {"qemu", {{"memory_mib", 1024}, {"vcpus", 1}}},
           {"storage", {{"kind", "brd"}, {"size_mib", 256}}},
