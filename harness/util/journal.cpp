@@ -149,11 +149,13 @@ std::vector<Entry> Contents::pending() const {
 constexpr int kMaxLineDepth = 8;
 
 Contents read(const fs::path& file, std::string_view key) {
-  Contents c;
   auto text = read_bounded(file);
-  if (!text) return c;
-  const auto place = place_of(file);
-  for (auto& line : split(*text, '\n')) {
+  return text ? parse(*text, key, place_of(file)) : Contents{};
+}
+
+Contents parse(std::string_view text, std::string_view key, const std::string& place) {
+  Contents c;
+  for (auto& line : split(text, '\n')) {
     if (trim(line).empty()) continue;
     // Nothing a run writes nests deeper than a few levels. A deeper value is dropped while it
     // is parsed (nlohmann's parser keeps its own stack), so no recursive dump or destructor

@@ -62,6 +62,8 @@ std::string load_key(const fs::path& dir);
 // a missing file is an empty journal. Throws SystemError when it cannot be read.
 constexpr size_t kMaxBytes = 16 << 20;
 Contents read(const fs::path& file, std::string_view key);
+// What read does with the text of a journal at PLACE (a canonical path: what its seals cover).
+Contents parse(std::string_view text, std::string_view key, const std::string& place);
 
 // Bytes <-> hex, so a knob's old value is kept byte for byte whatever it holds.
 std::string to_hex(std::string_view bytes);
