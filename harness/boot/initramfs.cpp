@@ -47,8 +47,9 @@ void copy_program(const fs::path& stage, const fs::path& program, const fs::path
   for (auto& library : libraries_of(program)) copy_into(library, staged(stage, library));
 }
 
-// A RelWithDebInfo agent is ~80% debug info: without it the archive is a third of the size
-// and the guest unpacks it seconds sooner under TCG. The code is the same bytes.
+// Debug information (a RelWithDebInfo build's line tables, a Debug build's all of it) is of
+// no use in the guest: without it the archive is smaller and the guest unpacks it sooner
+// under TCG. The code is the same bytes.
 void strip_debug_info(const fs::path& file) {
   if (!proc::have_program("objcopy")) return;
   proc::run_checked(command({"objcopy", "--strip-debug", file.string()}, 60s));

@@ -52,14 +52,15 @@ machine::Check main_job_time_check(const std::filesystem::path& repo_dir) {
     auto file = repo_dir / "configs/experiments/default.json";
     auto e = experiment::parse_file(file);
     auto kernels = pipeline::describe_kernels(e, repo_dir, file.parent_path());
-    c.detail = trim(pipeline::describe_time(e, experiment::plan_points(e).size(), kernels,
-                                            std::filesystem::absolute("results")));
-    if (c.detail.starts_with("time here: ")) c.detail.erase(0, 11);
-  } catch (const UserError& err) {
+    c.detail = pipeline::describe_time(e, experiment::plan_points(e).size(), kernels,
+                                       std::filesystem::absolute("results"));
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& err) {  // a check that cannot tell says so; doctor goes on
     c.ok = false;
     c.advice = true;
     c.detail = std::string("cannot tell: ") + err.what();
-    c.fix = err.hint();
+    if (auto* user = dynamic_cast<const UserError*>(&err)) c.fix = user->hint();
   }
   return c;
 }

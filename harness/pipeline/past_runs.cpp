@@ -68,11 +68,11 @@ std::string describe_time(const experiment::Experiment& e, size_t points, const 
   } else {
     unknown.push_back(fmt::format("the {} (no finished run of {} in {})", count, e.name, results_dir.string()));
   }
-  std::string out = "time here: ";
+  std::string out;
   if (!known.empty())
     out += (unknown.empty() ? "about " : "at least ") + progress::format_duration(seconds) + ": " + join(known, ", ");
   if (!unknown.empty()) out += (known.empty() ? "" : "; ") + std::string("not known: ") + join(unknown, ", ");
-  return out + "\n";
+  return out;
 }
 
 }  // namespace ks::pipeline

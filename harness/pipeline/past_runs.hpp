@@ -26,9 +26,9 @@ std::optional<PastPoints> past_points(const std::filesystem::path& results_dir, 
                                       const std::string& backend);
 
 // How long a run of E with POINTS points would take here, from what this machine's earlier
-// builds (KERNELS: the dry run's look into the cache) and runs (in RESULTS_DIR) took: "time
-// here: about 14m10s (kernels 10m12s, 12 points of about 20s as in DIR, under tcg)", what
-// no record tells named instead. One line.
+// builds (KERNELS: the dry run's look into the cache) and runs (in RESULTS_DIR) took: "about
+// 14m10s: kernels 10m12s, up to 12 points of about 20s (as in DIR, under tcg)", what no record
+// tells named instead. One line, without its newline.
 std::string describe_time(const experiment::Experiment& e, size_t points, const KernelPlan& kernels,
                           const std::filesystem::path& results_dir);
 

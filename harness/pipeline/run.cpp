@@ -226,7 +226,7 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
     std::printf("kernels (a kernel not in the build cache is built before the first point):\n%s",
                 kernels.text.c_str());
   }
-  std::fputs(describe_time(e, plan.size(), kernels, out_dir.parent_path()).c_str(), stdout);
+  std::printf("time here: %s\n", describe_time(e, plan.size(), kernels, out_dir.parent_path()).c_str());
   std::string order;
   for (auto& p : plan) order += fmt::format("{}{} {}", p.index == 0 ? "" : ", ", p.index, p.arm);
   std::printf("order: %s\n", order.c_str());
@@ -241,6 +241,10 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
     if (!first || first->second.size() != lines.size()) {
       std::printf(":\n%s", text.c_str());
       if (!first) first.emplace(p.arm, lines);
+      continue;
+    }
+    if (lines == first->second) {
+      std::printf(": the same as the %s arm's\n", first->first.c_str());
       continue;
     }
     std::printf(", as the %s arm's but for these lines:\n", first->first.c_str());

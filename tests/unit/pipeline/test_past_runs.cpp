@@ -72,7 +72,7 @@ TEST_CASE("past runs: the newest finished run of the same experiment tells a poi
   auto e = default_experiment();
   auto text = pipeline::describe_time(e, 12, {"", 600, {}}, results);
   INFO(text);
-  CHECK(text.starts_with("time here: about "));
+  CHECK(text.starts_with("about "));
   CHECK(text.find("kernels 10m00s, up to 12 points of about ") != std::string::npos);
   CHECK(text.find("(as in " + (results / "default-old").string() + ", under tcg)") != std::string::npos);
   CHECK(text.find("not known") == std::string::npos);
@@ -85,8 +85,8 @@ TEST_CASE("past runs: what no record tells is named, never guessed") {
   auto e = default_experiment();
   auto text = pipeline::describe_time(e, 12, {"", 0, {"control", "patched"}}, tmp.path);
   INFO(text);
-  CHECK(text == "time here: not known: building control and patched (no earlier build of its kind in the cache), "
-                "the up to 12 points (no finished run of default in " + tmp.path.string() + ")\n");
+  CHECK(text == "not known: building control and patched (no earlier build of its kind in the cache), "
+                "the up to 12 points (no finished run of default in " + tmp.path.string() + ")");
   auto partly = pipeline::describe_time(e, 12, {"", 90, {"patched"}}, tmp.path);
-  CHECK(partly.starts_with("time here: at least 1m30s: kernels 1m30s; not known: building patched"));
+  CHECK(partly.starts_with("at least 1m30s: kernels 1m30s; not known: building patched"));
 }
