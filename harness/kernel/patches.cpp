@@ -428,6 +428,18 @@ std::vector<std::string> touched_files(std::string_view diff) {
   for (size_t i = 0; i < lines.size(); ++i) {
     if (starts_with(lines[i], "diff --git ")) {  // also renames without ---/+++
       auto line = strip_cr(lines[i]);
+      // Unquoted, a name may hold spaces ("a/x y.c b/x y.c"): as git apply does, take the
+      // split in the middle when both sides name the same file.
+      std::string_view names = std::string_view(line).substr(11);
+      if (!names.empty() && names[0] != '"' && names.size() % 2 == 1 && names[names.size() / 2] == ' ') {
+        std::string a(names.substr(0, names.size() / 2)), b(names.substr(names.size() / 2 + 1));
+        auto tail = [](const std::string& p) { return p.substr(p.find('/') + 1); };
+        if (a.find('/') != std::string::npos && b.find('/') != std::string::npos && tail(a) == tail(b)) {
+          add(b);
+          add(a);
+          continue;
+        }
+      }
       size_t at = 11;
       auto first = diff_path(line, at, ' ');
       at = line.find_first_not_of(' ', at);

@@ -170,6 +170,10 @@ TEST_CASE("touched_files reads git's quoted names: octal bytes, escapes, spaces,
   CHECK(touched_files("--- \"a/\\056\\056/X\"\n+++ \"b/\\056\\056/X\"\n") == std::vector<std::string>{"../X"});
   // A quote that never closes names nothing.
   CHECK(touched_files("diff --git \"a/x b/x\n").empty());
+  // Unquoted names with spaces (git quotes only special characters): split where both match.
+  CHECK(touched_files("diff --git a/fs/two words.c b/fs/two words.c\nnew file mode 100644\n") ==
+        std::vector<std::string>{"fs/two words.c"});
+  CHECK(touched_files("diff --git a/x b/y\n") == std::vector<std::string>{"y", "x"});
 }
 
 TEST_CASE("describe_patch_failure names the file and the hunk", "[build][patches]") {
