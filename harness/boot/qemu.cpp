@@ -146,7 +146,7 @@ bool QemuBackend::undisturbed_clock() const {
   // Without a usable KVM device the accelerator can only be TCG (choose_accel); with one,
   // the probe decides later, and until then the run may be on the wall clock.
   auto accel = requested_accel();
-  return options_.clock != "time" && options_.vcpus == 1 && (accel == "tcg" || (accel == "auto" && !machine::have_kvm()));
+  return (accel == "tcg" || (accel == "auto" && !machine::have_kvm())) && clock().deterministic;
 }
 
 json QemuBackend::machine() {
