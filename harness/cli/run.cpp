@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "experiment/experiment.hpp"
+#include "kernel/patches.hpp"
 #include "pipeline/run.hpp"
 #include "source/source.hpp"
 #include "util/error.hpp"
@@ -46,9 +47,24 @@ std::filesystem::path experiment_path(const std::string& experiment, const std::
 // source, a commit to compare with its parent.
 struct Overrides {
   std::vector<std::string> patches;
+  std::string message_id;  // picks one series out of the single --patch, a saved thread
   std::string source, commit;
   bool any() const { return !patches.empty() || !source.empty() || !commit.empty(); }
 };
+
+// The series MESSAGE_ID names, out of the thread saved in MBOX, as a mailbox of its own in the
+// cache (<cache>/threads/<sha256>.mbox, named by its content and written atomically: a
+// run's bundle and a later --resume read it there).
+std::filesystem::path selected_series(const std::filesystem::path& mbox, const std::string& shown,
+                                      const std::string& message_id) {
+  auto text = kernel::select_series(read_input_file(mbox, kMaxInputBytes, "mailbox"), message_id, shown);
+  auto set = kernel::parse_patch_file(text, shown);
+  auto path = source::keep_in_cache(source::default_cache_root(), "threads", text, ".mbox");
+  fmt::print(stderr, "--message-id: {} of {} ({} patch{}) -> {}\n",
+             one_line(set.cover ? set.cover->subject : set.patches.front().subject), shown, set.patches.size(),
+             set.patches.size() == 1 ? "" : "es", path.string());
+  return path;
+}
 
 // The experiment in FILE as O overrides it. Paths are made absolute and commits resolved to
 // their ids now: the bundle keeps them, and a resumed run reads them there (a branch may
@@ -64,7 +80,7 @@ nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o)
       if (!fs::is_regular_file(path, ec))
         throw UserError("--patch " + p + " is not a file",
                         "give a patch file: a diff, `git format-patch` output or a saved mailbox of a series");
-      list.push_back(path.string());
+      list.push_back(o.message_id.empty() ? path.string() : selected_series(path, p, o.message_id).string());
     }
     raw["arms"]["patched"]["patches"] = list;
   }
@@ -158,6 +174,11 @@ void set_run_command(CLI::App& app, Context& context) {
                   "`git format-patch` output or a saved mailbox of a series; the experiment's kernel, workloads "
                   "and plan stay")
       ->excludes(resume);
+  cmd->add_option("--message-id", args->overrides.message_id,
+                  "ID: with one --patch that holds a saved thread (lore's t.mbox, gunzipped), the series this "
+                  "Message-ID names: its cover letter's or a patch's, as <id@host>, id@host or its lore link; "
+                  "the version it belongs to, without replies or other versions")
+      ->needs(patch);
   cmd->add_option("--source", args->overrides.source,
                   "PATH: the kernel source both arms build instead of the experiment's: a git tree (at its HEAD, "
                   "or --commit's parent) or a source tarball")

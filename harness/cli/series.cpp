@@ -23,7 +23,7 @@ void set_series_command(CLI::App& app, Context& context) {
                 "1..k-1 with base + patches 1..k, so each measures what patch k adds");
   set_exit_status(cmd, {{0, "the series' experiments were written"}});
   struct Args {
-    std::string experiment, mbox, out;
+    std::string experiment, mbox, message_id, out;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("experiment", args->experiment,
@@ -31,6 +31,9 @@ void set_series_command(CLI::App& app, Context& context) {
                   "arm's patches are the base")->required();
   cmd->add_option("--mbox", args->mbox, "the series: a mailbox (git format-patch --stdout, lore's t.mbox)")
       ->required();
+  cmd->add_option("--message-id", args->message_id,
+                  "ID: when the mailbox is a saved thread, the series this Message-ID names (its cover "
+                  "letter's or a patch's; <id@host>, id@host or its lore link), without replies or other versions");
   cmd->add_option("--out", args->out, "directory to write (default results/<name>-series-<time>)")
       ->check(non_empty_path());
   cmd->callback([args, &context] {
@@ -48,7 +51,8 @@ void set_series_command(CLI::App& app, Context& context) {
     if (!fs::is_regular_file(mbox))
       throw UserError("mailbox " + args->mbox + " is not a file", "save the series with `git format-patch --stdout` or b4");
     auto text = read_input_file(mbox, kMaxInputBytes, "mailbox");
-    auto patches = kernel::split_series(text, args->mbox);
+    auto patches = kernel::split_series(
+        args->message_id.empty() ? text : kernel::select_series(text, args->message_id, args->mbox), args->mbox);
     if (fs::exists(o.out_dir / kernel::kSeriesManifestName))
       throw UserError(o.out_dir.string() + " already holds a series", "choose another --out");
 

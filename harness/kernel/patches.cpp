@@ -496,7 +496,7 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     if (position > 0 && !positions.insert(position).second)
       throw UserError("patch " + file + ": holds patch " + std::to_string(position) + "/" +
                           std::to_string(total) + " twice (two versions of the series?)",
-                      "save one version of the series only");
+                      "pick one version: run --patch FILE --message-id ID (of its cover letter or a patch), or save that version only");
     all_numbered = all_numbered && position > 0;
     Patch p;
     p.file = file;
@@ -528,6 +528,155 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     set.patches.push_back(std::move(p));
   }
   return set;
+}
+
+namespace {
+
+// The ids ("<...>") a header value names, brackets dropped, in order. A scan: a References
+// header may hold hundreds.
+std::vector<std::string> message_ids(std::string_view value) {
+  std::vector<std::string> ids;
+  for (size_t open = value.find('<'); open != std::string_view::npos; open = value.find('<', open + 1)) {
+    auto close = value.find('>', open + 1);
+    if (close == std::string_view::npos) break;
+    if (close > open + 1) ids.emplace_back(value.substr(open + 1, close - open - 1));
+    open = close;
+  }
+  return ids;
+}
+
+// "%40" -> "@": lore's links escape a Message-ID's special characters.
+std::string percent_decoded(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The id a user gave, brackets dropped: "<a@b>", "a@b", "id:a@b", or a link whose path holds
+// it (https://lore.kernel.org/LIST/a@b/T/#u, https://lore.kernel.org/r/a@b,
+// https://patch.msgid.link/a@b).
+std::string given_message_id(std::string_view given) {
+  auto id = trim(given);
+  if (starts_with(id, "https://") || starts_with(id, "http://")) {
+    auto path = split(id.substr(id.find("//") + 2), '/');
+    for (size_t i = 1; i < path.size(); ++i)
+      if (auto part = percent_decoded(path[i]); part.find('@') != std::string::npos) return trim(part);
+    return {};
+  }
+  if (starts_with(id, "id:")) id = trim(id.substr(3));
+  if (auto ids = message_ids(id); !ids.empty()) return ids.front();
+  return id;
+}
+
+// "[PATCH v3 2/5] x" -> 3; 1 when the brackets name no version ("[PATCH RFC v2]" -> 2).
+int series_version(const std::string& subject) {
+  auto s = trim(subject);
+  if (!starts_with(s, "[")) return 1;
+  auto close = s.find(']');
+  for (auto& word : split(s.substr(1, close == std::string::npos ? 0 : close - 1), ' ')) {
+    int v = 0;
+    if (word.size() > 1 && (word[0] == 'v' || word[0] == 'V') &&
+        std::from_chars(word.data() + 1, word.data() + word.size(), v).ptr == word.data() + word.size())
+      return v;
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::string select_series(std::string_view mbox_text, std::string_view message_id, const std::string& file) {
+  const auto wanted = given_message_id(message_id);
+  const auto shown = one_line(wanted);
+  if (wanted.empty())
+    throw UserError("--message-id " + one_line(message_id) + " names no Message-ID",
+                    "give it as in the mail's Message-ID: header (<id@host>) or as its lore link");
+  struct Mail {
+    std::vector<std::string> lines;
+    std::string id, subject, in_reply_to;
+    std::vector<std::string> parents;  // In-Reply-To and References
+    int position = 0, total = 0, version = 1;
+    bool reply = false;
+  };
+  std::vector<Mail> mails;
+  std::map<std::string, size_t> by_id;
+  for (auto& lines : split_mailbox(mbox_text)) {
+    Message m = parse_message(lines);
+    Mail mail;
+    auto ids = message_ids(m.header("message-id"));
+    mail.id = ids.empty() ? trim(m.header("message-id")) : ids.front();
+    mail.subject = one_line(decode_header_words(m.header("subject")));
+    auto in_reply_to = message_ids(m.header("in-reply-to"));
+    mail.in_reply_to = in_reply_to.empty() ? "" : in_reply_to.front();
+    mail.parents = message_ids(m.header("references"));
+    if (!mail.in_reply_to.empty()) mail.parents.push_back(mail.in_reply_to);
+    std::tie(mail.position, mail.total) = series_position(mail.subject);
+    mail.version = series_version(mail.subject);
+    mail.reply = is_reply(mail.subject);
+    mail.lines = std::move(lines);
+    if (!mail.id.empty() && !by_id.emplace(mail.id, mails.size()).second) continue;  // saved twice
+    mails.push_back(std::move(mail));
+  }
+  auto found = by_id.find(wanted);
+  if (found == by_id.end())
+    throw UserError("patch " + file + ": none of its " + std::to_string(mails.size()) +
+                        " messages has the Message-ID <" + shown + ">",
+                    "save the whole thread (lore's t.mbox.gz, gunzipped), or give the Message-ID of a message in it");
+  const Mail& named = mails[found->second];
+  if (named.reply)
+    throw UserError("patch " + file + ": <" + shown + "> is a reply (" + named.subject + "), not a patch",
+                    "give the Message-ID of the series' cover letter or of one of its patches");
+  auto same_series = [&named](const Mail& m) {
+    return !m.reply && m.total == named.total && m.version == named.version;
+  };
+  // Up from a patch to the message the series hangs from: the cover letter ([PATCH 0/N]),
+  // or patch 1 when there is none (git send-email threads every patch below it).
+  size_t root = found->second;
+  for (size_t steps = 0; steps < mails.size() && mails[root].position > 0; ++steps) {
+    auto up = by_id.find(mails[root].in_reply_to);
+    if (up == by_id.end() || !same_series(mails[up->second])) break;
+    root = up->second;
+  }
+  // Down: every message of the series threaded below the root, at any depth.
+  std::multimap<std::string, size_t> children;
+  for (size_t i = 0; i < mails.size(); ++i)
+    for (auto& parent : std::set<std::string>(mails[i].parents.begin(), mails[i].parents.end()))
+      children.emplace(parent, i);
+  std::vector<bool> chosen(mails.size(), false);
+  std::vector<size_t> queue{root};
+  chosen[root] = true;
+  while (!queue.empty()) {
+    auto at = queue.back();
+    queue.pop_back();
+    auto [first, last] = children.equal_range(mails[at].id);
+    for (auto it = first; it != last; ++it)
+      if (!chosen[it->second] && same_series(mails[it->second])) {
+        chosen[it->second] = true;
+        queue.push_back(it->second);
+      }
+  }
+  std::string out;
+  std::set<int> positions;
+  for (size_t i = 0; i < mails.size(); ++i) {
+    if (!chosen[i]) continue;
+    if (mails[i].position > 0) positions.insert(mails[i].position);
+    out += "From ksandwich-select-series Thu Jan  1 00:00:00 1970\n" + join(mails[i].lines, "\n") + "\n";
+  }
+  if (named.total > 0 && static_cast<int>(positions.size()) != named.total) {
+    std::vector<std::string> missing;
+    for (int k = 1; k <= named.total && missing.size() < 10; ++k)
+      if (!positions.count(k)) missing.push_back(std::to_string(k) + "/" + std::to_string(named.total));
+    throw UserError("patch " + file + ": the series of <" + shown + "> lacks patch " + join(missing, ", ") +
+                        " in this mailbox",
+                    "save the whole thread (lore's t.mbox.gz), not only some of its messages");
+  }
+  return out;
 }
 
 // "Hunk #N FAILED at L" in LINE -> {N, L}. A scan, not a regular expression: patch echoes the

@@ -43,6 +43,18 @@ bool is_mailbox(std::string_view text);
 // Splits FILE's TEXT into patches. Throws UserError when it holds no diff at all.
 PatchSet parse_patch_file(std::string_view text, const std::string& file);
 
+// One series out of a saved thread (lore's t.mbox.gz, gunzipped), as `b4 am MSGID` picks it:
+// the messages of the series that MESSAGE_ID belongs to, as a mailbox of their own, in the
+// order the thread had them. MESSAGE_ID names the cover letter or any patch of the series,
+// in any of the forms a user copies: "<id@host>", "id@host", or a lore link
+// (https://lore.kernel.org/linux-btrfs/id@host/). The series is found by threading
+// (In-Reply-To and References), not by subject: from that message up through the patches
+// of the same version and count to the first (the cover, or patch 1 without one), then
+// every message threaded below it of that version and count. Replies ("Re:") and other
+// versions of the series are left out. Throws UserError when no message has that id, when
+// it is a reply, or when the thread lacks patches of the series.
+std::string select_series(std::string_view mbox_text, std::string_view message_id, const std::string& file);
+
 // Paths a diff touches, both sides of each file header, -p1 stripped
 // ("+++ b/fs/btrfs/super.c" -> "fs/btrfs/super.c"; a rename names both paths).
 std::vector<std::string> touched_files(std::string_view diff);

@@ -190,6 +190,13 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   return d;
 }
 
+fs::path keep_in_cache(const fs::path& cache_root, const std::string& folder, std::string_view text,
+                       const std::string& suffix) {
+  auto path = ensure_dir(cache_root / folder) / (sha256_hex(text) + suffix);
+  if (try_read_file(path) != text) write_file_atomic(path, text);
+  return path;
+}
+
 std::string check_source(const experiment::KernelSource& source, const std::string& later_commit) {
   auto origin = origin_path(source);
   if (source.kind == "git") {

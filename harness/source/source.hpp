@@ -73,6 +73,12 @@ struct CommitDiff {
 };
 CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, const fs::path& cache_root);
 
+// TEXT kept at <cache>/<folder>/<sha256 of TEXT><suffix>, written atomically unless already
+// there: an input made from the user's (one series out of a saved thread) that a run's
+// bundle and a later --resume read there. Throws UserError when the cache is not writable.
+fs::path keep_in_cache(const fs::path& cache_root, const std::string& folder, std::string_view text,
+                       const std::string& suffix);
+
 // The path a source names (the Debian tarball when none is given).
 fs::path origin_path(const experiment::KernelSource& source);
 // Its kind: "debian" when none is given.

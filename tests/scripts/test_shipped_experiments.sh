@@ -94,6 +94,41 @@ if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $tip (6.1.0)\$" "$
 else
   fail "run --source --patch: exit $code: $(grep -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
 fi
+# A saved thread with two versions of the patch: --message-id picks one (here by its lore
+# link) into the cache; without it the mailbox is refused, naming --message-id.
+mail() {  # subject, Message-ID, extra header lines, the diff's new line
+  printf 'From x Thu Jan  1 00:00:00 1970\nFrom: A <a@x>\nSubject: %s\nMessage-ID: %s\n%s\nWhy.\n---\n' "$1" "$2" "${3:+$3
+}"
+  printf -- '--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,2 @@\n int a;\n-int c;\n+%s\n\n' "$4"
+}
+{ mail "[PATCH 1/1] f: d" "<v1@x>" "" "int d;"
+  mail "Re: [PATCH 1/1] f: d" "<r@x>" "In-Reply-To: <v1@x>" "int z;"
+  mail "[PATCH v2 1/1] f: e" "<v2@x>" "In-Reply-To: <v1@x>
+References: <v1@x>" "int e;"; } >"$tmp/thread.mbox"
+(cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree --patch thread.mbox \
+  --message-id https://lore.kernel.org/linux-btrfs/v2%40x/ --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+picked=$(sed -n 's/^  patched: .*, + \(.*\.mbox\) (6\.1\.0)$/\1/p' "$tmp/out")
+if [ "$code" -eq 0 ] && [ "${picked#"$tmp/cache/threads/"}" != "$picked" ] && grep -q "^Message-ID: <v2@x>" "$picked" &&
+  ! grep -qE "^Message-ID: <(v1|r)@x>" "$picked" && grep -q "f: e of thread.mbox (1 patch)" "$tmp/err" &&
+  grep -q "to build: its patch applies" "$tmp/out"; then
+  ok "run --patch THREAD --message-id LINK: that version alone, kept in the cache, applies"
+else
+  fail "run --patch THREAD --message-id: exit $code: $(grep 'patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
+fi
+(cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree --patch thread.mbox --dry-run >"$tmp/out" 2>"$tmp/err")
+code=$?
+[ "$code" -eq 2 ] && grep -q "twice (two versions" "$tmp/err" && grep -q "\-\-message-id" "$tmp/err" &&
+  ok "run --patch THREAD of two versions: exit 2, naming --message-id" ||
+  fail "run --patch THREAD without --message-id: exit $code: $(head -c 300 "$tmp/err")"
+for bad in "--patch thread.mbox --message-id <r@x>:is a reply" "--patch thread.mbox --message-id nope@x:has the Message-ID <nope@x>" \
+  "--message-id v2@x:requires --patch"; do
+  # shellcheck disable=SC2086  # the options, split
+  (cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree ${bad%%:*} --dry-run >"$tmp/out" 2>"$tmp/err")
+  code=$?
+  [ "$code" -eq 2 ] && grep -q -- "${bad#*:}" "$tmp/err" && ok "run ${bad%%:*}: exit 2" ||
+    fail "run ${bad%%:*}: exit $code: $(head -c 300 "$tmp/err")"
+done
 for bad in "--commit HEAD:needs a git source" "--source $tmp/tree --commit $base:has no parent" \
   "--source $tmp/nothing:neither a directory nor a file" "--source $tmp/cache:not a git tree" "--source $tmp/tree --commit nope:no commit named"; do
   # shellcheck disable=SC2086  # the options, split

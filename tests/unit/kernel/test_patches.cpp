@@ -294,3 +294,61 @@ TEST_CASE("header values become valid UTF-8: a declared charset converted, undec
   CHECK(set.patches[0].subject == "[PATCH] btrfs: caf\xc3\xa9");
   CHECK_NOTHROW(nlohmann::json(set.patches[0].subject).dump());
 }
+
+TEST_CASE("select_series picks one version of a series out of a saved thread by any of its Message-IDs",
+          "[build][patches]") {
+  auto reply_to = [](const std::string& parent, const std::string& refs) {
+    return "In-Reply-To: " + parent + "\nReferences: " + refs + "\n";
+  };
+  const std::string body = std::string("Change.\n---\n") + kDiff;
+  // v1 with a cover; v2 sent in reply to v1's cover; reviews (with a diff of their own);
+  // another thread's patch.
+  std::string thread =
+      message("[PATCH 0/2] btrfs: a series", "<c1@x>", "Cover.\n") +
+      message("[PATCH 1/2] btrfs: first", "<p1@x>", body, reply_to("<c1@x>", "<c1@x>")) +
+      message("[PATCH 2/2] btrfs: second", "<p2@x>", body, reply_to("<c1@x>", "<c1@x>")) +
+      message("Re: [PATCH 1/2] btrfs: first", "<r1@x>", "How about:\n" + std::string(kDiff),
+              reply_to("<p1@x>", "<c1@x> <p1@x>")) +
+      message("[PATCH v2 0/2] btrfs: a series", "<c2@x>", "Cover v2.\n", reply_to("<c1@x>", "<c1@x>")) +
+      message("[PATCH v2 1/2] btrfs: first", "<q1@x>", body, reply_to("<c2@x>", "<c1@x> <c2@x>")) +
+      message("[PATCH v2 2/2] btrfs: second", "<q2@x>", body, reply_to("<c2@x>", "<c1@x>\n <c2@x>")) +
+      message("[PATCH] btrfs: unrelated", "<u@x>", body);
+  CHECK_THROWS_AS(parse_patch_file(thread, "t.mbox"), ks::UserError);  // two versions in one file
+
+  auto ids_of = [](const std::string& mbox) {
+    std::vector<std::string> ids;
+    for (auto& p : parse_patch_file(mbox, "sel").patches) ids.push_back(p.message_id);
+    return ids;
+  };
+  const std::vector<std::string> v1{"<p1@x>", "<p2@x>"}, v2{"<q1@x>", "<q2@x>"};
+  CHECK(ids_of(select_series(thread, "<c2@x>", "t.mbox")) == v2);   // the cover
+  CHECK(ids_of(select_series(thread, "q2@x", "t.mbox")) == v2);     // a patch, no brackets
+  CHECK(ids_of(select_series(thread, "<c1@x>", "t.mbox")) == v1);   // v2 hangs below v1's cover: left out
+  CHECK(ids_of(select_series(thread, "https://lore.kernel.org/linux-btrfs/p2%40x/T/#u", "t.mbox")) == v1);
+  CHECK(ids_of(select_series(thread, "id:u@x", "t.mbox")) == std::vector<std::string>{"<u@x>"});
+  auto cover = parse_patch_file(select_series(thread, "<q1@x>", "t.mbox"), "sel").cover;
+  REQUIRE(cover);
+  CHECK(cover->message_id == "<c2@x>");
+
+  // Deep threading without a cover (git send-email --chain-reply-to): each patch below the last.
+  std::string chain = message("[PATCH 1/3] a", "<a1@x>", body) +
+                      message("[PATCH 2/3] b", "<a2@x>", body, reply_to("<a1@x>", "<a1@x>")) +
+                      message("[PATCH 3/3] c", "<a3@x>", body, reply_to("<a2@x>", "<a1@x> <a2@x>"));
+  CHECK(ids_of(select_series(chain, "<a3@x>", "c.mbox")) == std::vector<std::string>{"<a1@x>", "<a2@x>", "<a3@x>"});
+
+  // What cannot be picked is a clear error naming what is wrong.
+  auto message_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const ks::UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(contains(message_of([&] { select_series(thread, "<nope@x>", "t.mbox"); }), "none of its 8 messages"));
+  CHECK(contains(message_of([&] { select_series(thread, "<r1@x>", "t.mbox"); }), "is a reply"));
+  CHECK(contains(message_of([&] { select_series(thread, "  ", "t.mbox"); }), "names no Message-ID"));
+  std::string partial = message("[PATCH 1/3] a", "<a1@x>", body) +
+                        message("[PATCH 3/3] c", "<a3@x>", body, reply_to("<a1@x>", "<a1@x>"));
+  CHECK(contains(message_of([&] { select_series(partial, "<a3@x>", "p.mbox"); }), "lacks patch 2/3"));
+}
