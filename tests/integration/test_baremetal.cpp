@@ -148,7 +148,7 @@ void require_lab() {
 
 }  // namespace
 
-TEST_CASE("baremetal: a QEMU lab machine kexecs into control, patched, control and back, resuming each time") {
+TEST_CASE("baremetal: a QEMU lab machine kexecs into control, patched, control and back, resuming each time", "[concurrent]") {
   require_lab();
   auto ids = ks::test::history_fixture();
   ks::test::TempDir tmp("ks-baremetal");
@@ -204,7 +204,7 @@ TEST_CASE("baremetal: a QEMU lab machine kexecs into control, patched, control a
             << bundle["verdict"] << "\n";
 }
 
-TEST_CASE("baremetal: killed mid-point the lab reruns the point, and a hung test kernel is rebooted by the watchdog") {
+TEST_CASE("baremetal: killed mid-point the lab reruns the point, and a hung test kernel is rebooted by the watchdog", "[concurrent]") {
   require_lab();
   auto ids = ks::test::history_fixture();
   ks::test::TempDir tmp("ks-baremetal");

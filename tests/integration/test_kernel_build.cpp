@@ -425,9 +425,9 @@ TEST_CASE("an mbox series as the patched arm: subjects and Message-IDs reach bun
           "[build][kernel][mbox]") {
   KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
   require_toolchain();
-  Scratch s;
-  auto mbox = s.path / "series.mbox";
-  ks::write_file(mbox, series_mbox());
+  // At a path named by its content (as run --message-id keeps a series): the kernel's key
+  // holds the patch's path, so a rerun finds this build instead of adding another.
+  auto mbox = ks::source::keep_in_cache(test_cache(), "threads", series_mbox(), ".mbox");
   ks::kernel::Progress progress(stderr);
 
   auto control = ks::kernel::build_arm(request("control"), progress);

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 using ks::test::ScopedEnv;
 
-TEST_CASE("the probe firmware runs a guest under TCG and exits through isa-debug-exit") {
+TEST_CASE("the probe firmware runs a guest under TCG and exits through isa-debug-exit", "[concurrent]") {
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");
   auto image = ks::boot::probe_firmware();
   REQUIRE(image.size() == 64 * 1024);
@@ -32,7 +32,7 @@ TEST_CASE("the probe firmware runs a guest under TCG and exits through isa-debug
   CHECK_FALSE(r.timed_out);
 }
 
-TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered, kvm asked for is exit 2") {
+TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered, kvm asked for is exit 2", "[concurrent]") {
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");
   ks::test::TempDir tmp("ks-accel");
   ScopedEnv env(ks::test::broken_kvm_env(tmp.path));
@@ -59,7 +59,7 @@ TEST_CASE("a KVM that opens but aborts gives TCG with QEMU's message, remembered
   CHECK(ks::boot::choose_accel("tcg", cache).accel == "tcg");
 }
 
-TEST_CASE("without any KVM device the choice is TCG, and kvm asked for is exit 2") {
+TEST_CASE("without any KVM device the choice is TCG, and kvm asked for is exit 2", "[concurrent]") {
   ScopedEnv env(std::vector<std::pair<std::string, std::string>>{{"KSANDWICH_KVM_DEVICE", "/nonexistent/kvm"}});
   auto c = ks::boot::choose_accel("auto", "");
   CHECK(c.accel == "tcg");
@@ -68,7 +68,7 @@ TEST_CASE("without any KVM device the choice is TCG, and kvm asked for is exit 2
   CHECK_THROWS_AS(ks::boot::choose_accel("kvm", ""), ks::UserError);
 }
 
-TEST_CASE("on this machine's own KVM the probe's answer is what QEMU does") {
+TEST_CASE("on this machine's own KVM the probe's answer is what QEMU does", "[concurrent]") {
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");
   KS_SKIP_UNLESS(fs::exists("/dev/kvm"), "this machine has no /dev/kvm (the fallback is tested above)");
   ks::test::TempDir tmp("ks-accel");
@@ -80,7 +80,7 @@ TEST_CASE("on this machine's own KVM the probe's answer is what QEMU does") {
   CHECK((c.accel == "kvm") == (r.exit_code == ks::boot::kProbeExitCode));
 }
 
-TEST_CASE("a KVM that hangs a Linux guest at full CPU gives TCG once the kernel probe times out") {
+TEST_CASE("a KVM that hangs a Linux guest at full CPU gives TCG once the kernel probe times out", "[concurrent]") {
   KS_SKIP_UNLESS(ks::proc::have_program("qemu-system-x86_64"), "needs qemu-system-x86_64 (tools/setup.sh)");
   ks::test::TempDir tmp("ks-accel");
   ScopedEnv env(ks::test::broken_kvm_env(tmp.path, ks::test::BrokenKvm::hangs));

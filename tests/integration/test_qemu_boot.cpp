@@ -40,10 +40,15 @@ std::optional<fs::path> find_bzimage() {
   if (const char* env = std::getenv("KSANDWICH_TEST_BZIMAGE"); env && *env) return fs::path(env);
   std::optional<fs::path> newest;
   std::error_code ec;
+  fs::file_time_type newest_time{};
   for (auto& entry : fs::directory_iterator(ks::test::integration_cache() / "build", ec)) {
+    if (entry.path().filename().string().starts_with(".")) continue;  // a build under way (.work, .tmp-*)
     auto bzimage = entry.path() / "bzImage";
-    if (fs::is_regular_file(bzimage, ec) && (!newest || fs::last_write_time(bzimage) > fs::last_write_time(*newest)))
+    auto time = fs::last_write_time(bzimage, ec);
+    if (!ec && fs::is_regular_file(bzimage, ec) && (!newest || time > newest_time)) {
       newest = bzimage;
+      newest_time = time;
+    }
   }
   return newest;
 }
