@@ -92,8 +92,17 @@ json HostBackend::machine() {
 
 std::string HostBackend::describe_point(const PointContext& ctx) const {
   const auto& e = ctx.experiment;
+  auto with_arm = [](std::vector<std::string> options, const std::vector<std::string>& extra) {
+    options.insert(options.end(), extra.begin(), extra.end());
+    return options.empty() ? std::string("none") : join(options, " ");
+  };
   std::string text = "# a fresh btrfs on " + e.storage.kind + " (" + std::to_string(e.storage.size_mib) +
-                     " MiB), mounted at <mnt>; then:\n";
+                     " MiB; mkfs.btrfs options: " + with_arm(e.storage.mkfs_options, ctx.arm.extra_mkfs_options) +
+                     "; mount options: " + with_arm(e.storage.mount_options, ctx.arm.extra_mount_options) +
+                     "), mounted at <mnt>\n";
+  // What the point writes on this machine, and puts back byte for byte after it.
+  for (auto& [path, value] : ctx.arm.sysfs) text += "# knob " + path + " = " + one_line(value) + " (put back after)\n";
+  text += "# then:\n";
   for (auto& w : e.workloads)
     text += "$ " + join(agent_argv(options_.agent.string(), w, e, "<mnt>/" + w.id(),
                                    options_.fio_jobs_dir.string()), " ") + "\n";

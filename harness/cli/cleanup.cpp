@@ -12,7 +12,8 @@ void set_cleanup_command(CLI::App& app, Context& context) {
                  "/dev/shm, knobs, governor, tracefs), from its journal DIR/logs/journal.jsonl");
   set_exit_status(cmd, {{0, "nothing left to undo: everything the run had set up is undone"}});
   auto dir = std::make_shared<std::string>();
-  cmd->add_option("dir", *dir, "the run's output directory (default: every registered run whose process is gone)");
+  cmd->add_option("dir", *dir, "the run's output directory (default: every registered run whose process is gone)")
+      ->check(non_empty_path());
   cmd->callback([dir, &context] {
     namespace fs = std::filesystem;
     std::vector<fs::path> dirs;

@@ -104,7 +104,7 @@ void set_doctor_command(CLI::App& app, Context& context) {
       nlohmann::json leftovers = nlohmann::json::array();
       for (auto& l : left)
         leftovers.push_back({{"dir", l.dir.string()}, {"pid", l.pid}, {"pending", l.pending},
-                             {"fix", "ksandwich cleanup " + l.dir.string()}});
+                             {"fix", "ksandwich cleanup " + shell_quote(l.dir.string())}});
       nlohmann::json out{{"leftovers", leftovers},{"ready_for_main_job", main_ready},
                          {"main_job_accelerator", main_ready ? nlohmann::json(accel) : nlohmann::json()},
                          {"ready_for_host_sandwich", host_ready},
@@ -130,7 +130,7 @@ void set_doctor_command(CLI::App& app, Context& context) {
         fmt::print("\nleftovers of a killed run (pid {}) in {}: {} change(s) not undone\n", l.pid, l.dir.string(),
                    l.pending.size());
         for (auto& p : l.pending) fmt::print("  {}\n", p);
-        fmt::print("  fix: ksandwich cleanup {}\n", l.dir.string());
+        fmt::print("  fix: ksandwich cleanup {}\n", shell_quote(l.dir.string()));
       }
     }
     context.exit_code = main_ready || host_ready ? 0 : 2;

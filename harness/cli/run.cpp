@@ -72,6 +72,10 @@ std::filesystem::path selected_series(const std::filesystem::path& mbox, const s
 nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o) {
   namespace fs = std::filesystem;
   auto raw = experiment::parse_file(file).raw;
+  if (!o.message_id.empty() && o.patches.size() != 1)
+    throw UserError("--message-id picks a series out of one saved thread, but " + std::to_string(o.patches.size()) +
+                        " --patch files were given",
+                    "give the thread as the only --patch");
   if (!o.patches.empty()) {
     auto list = nlohmann::json::array();
     for (auto& p : o.patches) {
@@ -168,7 +172,8 @@ void set_run_command(CLI::App& app, Context& context) {
   cmd->add_option("--out", args->out, "output directory (default results/<name>-<time>)")
       ->check(non_empty_path());
   auto* resume =
-      cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points");
+      cmd->add_option("--resume", args->resume, "continue an interrupted run in DIR, keeping finished points")
+          ->check(non_empty_path());
   auto* patch = cmd->add_option("--patch", args->overrides.patches,
                   "FILE (repeatable, in order): the patched arm's patches instead of the experiment's: a diff, "
                   "`git format-patch` output or a saved mailbox of a series; the experiment's kernel, workloads "

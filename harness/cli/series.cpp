@@ -79,18 +79,25 @@ void set_series_command(CLI::App& app, Context& context) {
       manifest.steps.push_back(step);
     }
     files.emplace_back(o.out_dir / kernel::kSeriesManifestName, json(manifest).dump(2) + "\n");
-    fs::create_directories(o.out_dir / "patches");
-    fs::create_directories(o.out_dir / "experiments");
+    for (const char* sub : {"patches", "experiments"}) {  // inside --out: directories, never links
+      auto dir = o.out_dir / sub;
+      std::error_code ec;
+      if (fs::is_symlink(dir, ec) || (fs::exists(dir, ec) && !fs::is_directory(dir, ec)))
+        throw UserError(dir.string() + " exists and is not a directory of its own (a link or a file)",
+                        "choose another --out, a new directory");
+      check_output_dir(dir, "--out");
+      fs::create_directories(dir);
+    }
     for (auto& [path, content] : files) write_file_atomic(path, content);
 
     fmt::print("series of {} patch{} on {} -> {}\n", n, n == 1 ? "" : "es", e.name, o.out_dir.string());
     for (auto& s : manifest.steps) fmt::print("  {:>2}  {:<28} {}\n", s.index, s.name, s.subject);
     fmt::print("\nrun them on one machine:\n");
     for (auto& s : manifest.steps)
-      fmt::print("  ksandwich run {} --out {}\n", (o.out_dir / s.experiment).string(),
-                 (o.out_dir / "results" / s.name).string());
-    fmt::print("or on a Slurm cluster:  ksandwich submit --slurm {}\n", o.out_dir.string());
-    fmt::print("then the table:         ksandwich gather {}\n", o.out_dir.string());
+      fmt::print("  ksandwich run {} --out {}\n", shell_quote((o.out_dir / s.experiment).string()),
+                 shell_quote((o.out_dir / "results" / s.name).string()));
+    fmt::print("or on a Slurm cluster:  ksandwich submit --slurm {}\n", shell_quote(o.out_dir.string()));
+    fmt::print("then the table:         ksandwich gather {}\n", shell_quote(o.out_dir.string()));
   });
 }
 

@@ -135,7 +135,7 @@ void set_submit(CLI::App& app, Context& context) {
       fmt::print("kernels are built into {}: every node must see the same directory (a shared path)\n",
                  getenv("KSANDWICH_CACHE") ? getenv("KSANDWICH_CACHE") : "/var/cache/ksandwich ($KSANDWICH_CACHE unset)");
     fmt::print("submitted {} job{} from {}; collect with: ksandwich gather {}\n", jobs.size(),
-               jobs.size() == 1 ? "" : "s", dir.string(), dir.string());
+               jobs.size() == 1 ? "" : "s", dir.string(), shell_quote(dir.string()));
   });
 }
 

@@ -61,20 +61,28 @@ struct KnobPlace {
   const char* then;  // a part the rest must hold ("" for none)
 };
 constexpr KnobPlace kKnobPlaces[] = {
-    {"/proc/sys/vm/", ""},         {"/proc/sys/kernel/sched_", ""},   {"/proc/sys/kernel/numa_balancing", ""},
+    // Memory: writeback, reclaim and the caches, not the reserves or the OOM policy (an
+    // experiment that sets panic_on_oom and a million huge pages could panic the machine).
+    {"/proc/sys/vm/dirty_", ""}, {"/proc/sys/vm/drop_caches", ""}, {"/proc/sys/vm/swappiness", ""},
+    {"/proc/sys/vm/vfs_cache_pressure", ""}, {"/proc/sys/vm/stat_interval", ""},
+    {"/proc/sys/vm/compaction_proactiveness", ""}, {"/proc/sys/vm/watermark_", ""},
+    {"/proc/sys/vm/zone_reclaim_mode", ""}, {"/proc/sys/vm/page-cluster", ""},
+    {"/sys/kernel/mm/transparent_hugepage/", ""},
+    {"/proc/sys/kernel/sched_", ""},   {"/proc/sys/kernel/numa_balancing", ""},
     {"/proc/sys/kernel/timer_migration", ""}, {"/proc/sys/kernel/nmi_watchdog", ""},
     {"/proc/sys/fs/aio-max-nr", ""},          {"/proc/sys/fs/file-max", ""},
     {"/sys/block/", "/queue/"},    {"/sys/devices/", "/queue/"},      {"/sys/fs/btrfs/", ""},
-    {"/sys/kernel/mm/", ""},       {"/sys/devices/system/cpu/", ""},  {"/sys/module/btrfs/parameters/", ""},
+    // CPUs: frequency and idle states, never a CPU's `online` or SMT (a CPU taken away; SMT
+    // forced off cannot be turned on again before a reboot), microcode or hotplug.
+    {"/sys/devices/system/cpu/cpufreq/", ""}, {"/sys/devices/system/cpu/cpuidle/", ""},
+    {"/sys/devices/system/cpu/intel_pstate/", ""}, {"/sys/devices/system/cpu/", "/cpufreq/"},
+    {"/sys/devices/system/cpu/", "/cpuidle/"},
+    {"/sys/module/btrfs/parameters/", ""},
     {"/sys/module/brd/parameters/", ""}, {"/sys/module/zram/parameters/", ""}, {"/sys/module/loop/parameters/", ""}};
-// Inside those places, what weakens a protection of the machine.
-constexpr const char* kNeverKnobs[] = {"/proc/sys/vm/mmap_min_addr", "/proc/sys/vm/unprivileged_userfaultfd"};
 
 }  // namespace
 
 bool is_tunable_knob(const std::string& path) {
-  for (auto* never : kNeverKnobs)
-    if (path == never) return false;
   for (auto& place : kKnobPlaces)
     if (starts_with(path, place.prefix) && path.find(place.then, std::strlen(place.prefix)) != std::string::npos)
       return true;

@@ -90,6 +90,12 @@ void check_json_text(std::string_view text, const std::string& origin, int max_d
   }
 }
 
+std::string json_error_text(const nlohmann::json::exception& err) {
+  std::string why = err.what();
+  if (why.starts_with("[json.exception.") && why.find("] ") != std::string::npos) why.erase(0, why.find("] ") + 2);
+  return why;
+}
+
 json parse_json_strict(std::string_view text, const std::string& origin, int max_depth) {
   check_json_text(text, origin, max_depth);
   std::vector<Frame> stack;
@@ -132,11 +138,11 @@ json parse_json_strict(std::string_view text, const std::string& origin, int max
   try {
     return json::parse(text.begin(), text.end(), callback);
   } catch (const json::parse_error& err) {
-    throw UserError(origin + " is not valid JSON: " + err.what(),
+    throw UserError(origin + " is not valid JSON: " + json_error_text(err),
                     "fix the syntax (a JSON linter such as `jq . FILE` shows where)");
   } catch (const json::out_of_range& err) {
     // The parser's own refusal of a number no double holds (e.g. 1e999): bad input too.
-    throw UserError(origin + " holds a number out of range: " + err.what(),
+    throw UserError(origin + " holds a number out of range: " + json_error_text(err),
                     "write numbers within the range the schema states");
   }
 }

@@ -21,6 +21,10 @@ void check_json_text(std::string_view text, const std::string& origin, int max_d
 
 // check_json_text, then a parse that refuses duplicate keys and NUL characters in keys and
 // strings. Malformed JSON is a UserError too (the parser's message and where).
+// The JSON library's message without its tag ("[json.exception.parse_error.101] "): what a
+// user is shown after the file's name.
+std::string json_error_text(const nlohmann::json::exception& err);
+
 nlohmann::json parse_json_strict(std::string_view text, const std::string& origin,
                                  int max_depth = kMaxJsonDepth);
 

@@ -357,10 +357,10 @@ int write_bisect_experiments(const BisectOptions& o, const fs::path& dir) {
   }
   fmt::print("{} experiments in {}, each a commit of {}..{} against good (bad last)\n", files.size(),
              dir.string(), p.fresh.good.sha.substr(0, 12), p.fresh.bad.sha.substr(0, 12));
-  fmt::print("fan them out:   ksandwich submit --slurm --dir SUBMIT_DIR {}/*.json\n", dir.string());
+  fmt::print("fan them out:   ksandwich submit --slurm --dir SUBMIT_DIR {}/*.json\n", shell_quote(dir.string()));
   fmt::print("wait for them:  ksandwich gather SUBMIT_DIR\n");
   fmt::print("then bisect:    ksandwich bisect {} --good {} --bad {} --measured SUBMIT_DIR\n",
-             o.experiment_file.string(), o.good, o.bad);
+             shell_quote(o.experiment_file.string()), shell_quote(o.good), shell_quote(o.bad));
   return kExitOk;
 }
 

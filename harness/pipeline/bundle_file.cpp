@@ -107,9 +107,7 @@ evidence::Bundle parse_bundle_text(const std::string& text, const std::string& o
   try {
     return evidence::from_json(j);
   } catch (const json::exception& err) {
-    std::string why = err.what();  // without nlohmann's "[json.exception.type_error.302] "
-    if (starts_with(why, "[json.exception.") && why.find("] ") != std::string::npos) why.erase(0, why.find("] ") + 2);
-    throw UserError(origin + " is not a ksandwich bundle: " + why,
+    throw UserError(origin + " is not a ksandwich bundle: " + experiment::json_error_text(err),
                     "check it is the bundle.json of a run (ksandwich validate says more)");
   }
 }

@@ -444,7 +444,7 @@ HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, con
     for (auto& line : report.lines) std::fprintf(stderr, "cleanup: %s\n", line.c_str());
     if (!report.ok())
       throw UserError("cannot resume: what the interrupted run left could not be undone: " + report.failure,
-                      "fix that, then `ksandwich cleanup " + out_dir_.string() + "` and resume again");
+                      "fix that, then `ksandwich cleanup " + shell_quote(out_dir_.string()) + "` and resume again");
   }
 }
 
@@ -470,7 +470,7 @@ HostChanges::~HostChanges() {
       } else {
         std::fprintf(stderr, "ksandwich: warning: %zu change(s) to this machine were not undone (%s...); "
                              "`ksandwich cleanup %s` undoes them\n",
-                     pending.size(), describe(pending.front()).c_str(), out_dir_.c_str());
+                     pending.size(), describe(pending.front()).c_str(), shell_quote(out_dir_.string()).c_str());
       }
     }
   } catch (const std::exception& e) {

@@ -14,7 +14,10 @@
 namespace ks::report {
 namespace detail {
 
-std::string html_escape(std::string_view text) {
+// Markup escaped, and control characters (ESC, BEL, CR; bidi overrides) made spaces: a
+// bundle's text is someone else's, and a saved page is also read with `less` and `grep`.
+std::string html_escape(std::string_view raw) {
+  const std::string text = printable_lines(raw);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {

@@ -288,6 +288,28 @@ else
   echo "ok   escape characters in an error message: $(head -n1 <<<"$out" | cut -c1-100)"
 fi
 
+# Fourth attack: a link inside an output directory of one's own, unquoted printed commands,
+# an empty directory that meant "every run", header values that cannot be header values.
+mkdir -p "$tmp/s4" "$tmp/s4-sink"
+ln -s "$tmp/s4-sink" "$tmp/s4/patches"
+expect_error "series --out: a link where its patches/ goes" "is not a directory of its own" -- \
+  "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" --out "$tmp/s4"
+if [ -n "$(ls -A "$tmp/s4-sink")" ]; then echo "FAIL: series wrote through a link in its --out"; failures=$((failures + 1)); fi
+odd="$tmp/out \$(touch $tmp/PWNED);x"
+out=$("$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" --out "$odd" 2>&1)
+line=$(grep -m1 "^  ksandwich run " <<<"$out")
+(cd "$tmp" && eval "true ${line#*ksandwich run }")  # the printed words, as a shell reads them pasted
+if [ -e "$tmp/PWNED" ] || [ -z "$line" ]; then
+  echo "FAIL series printed a command that runs what its path holds: $line"; failures=$((failures + 1))
+else
+  echo "ok   series: the printed commands quote their paths"
+fi
+expect_error "cleanup \"\"" "is empty" -- "$ks" cleanup ""
+expect_error "run --resume \"\"" "is empty" -- "$ks" run --resume ""
+expect_error "report --tested-by with a line break" "not a mail address" -- \
+  "$ks" report "$bundle" --format eml --tested-by "$(printf 'Eve <e@x>\nBcc: x@y')"
+expect_error "report --in-reply-to with a space" "not a Message-ID" -- "$ks" report "$bundle" --format eml --in-reply-to "a b@x"
+
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
 expect_error "agent: unknown workload" "workload" -- "$agent" clonez --dir "$tmp"

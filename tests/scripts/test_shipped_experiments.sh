@@ -94,6 +94,24 @@ if [ "$code" -eq 0 ] && grep -q "^  control: git $tmp/tree at $tip (6.1.0)\$" "$
 else
   fail "run --source --patch: exit $code: $(grep -E 'control:|patched:' "$tmp/out") $(head -c 300 "$tmp/err")"
 fi
+# What a host arm writes on this machine is in its dry run (issue 27, third attack: it was not),
+# and a knob that takes a CPU away is refused.
+jq '.arms.patched.sysfs = {"/proc/sys/vm/dirty_ratio": "10"} | .arms.patched.mount_options = ["noatime"]' \
+  configs/experiments/host-clone.json >"$tmp/knob.json"
+"$ks" run "$tmp/knob.json" --dry-run --out "$tmp/knob-out" >"$tmp/out" 2>"$tmp/err"
+code=$?
+if [ "$code" -eq 0 ] && [ "$(grep -c "^# knob /proc/sys/vm/dirty_ratio = 10 (put back after)$" "$tmp/out")" -eq 1 ] &&
+  [ "$(grep -c "mount options: noatime" "$tmp/out")" -eq 1 ]; then
+  ok "run --dry-run of a host arm with a knob: the knob and mount option are in its plan"
+else
+  fail "host arm knob dry run: exit $code: $(grep -A3 "patched arm" "$tmp/out") $(head -c 300 "$tmp/err")"
+fi
+jq '.arms.patched.sysfs = {"/sys/devices/system/cpu/cpu1/online": "0"}' configs/experiments/host-clone.json >"$tmp/knob.json"
+"$ks" run "$tmp/knob.json" --dry-run --out "$tmp/knob-out" >"$tmp/out" 2>"$tmp/err"
+code=$?
+[ "$code" -eq 2 ] && grep -q "not a knob an experiment may set" "$tmp/err" && ok "a CPU's online knob: exit 2" ||
+  fail "cpu1/online knob: exit $code: $(head -c 300 "$tmp/err")"
+
 # A saved thread with two versions of the patch: --message-id picks one (here by its lore
 # link) into the cache; without it the mailbox is refused, naming --message-id.
 mail() {  # subject, Message-ID, extra header lines, the diff's new line
@@ -122,7 +140,7 @@ code=$?
   ok "run --patch THREAD of two versions: exit 2, naming --message-id" ||
   fail "run --patch THREAD without --message-id: exit $code: $(head -c 300 "$tmp/err")"
 for bad in "--patch thread.mbox --message-id <r@x>:is a reply" "--patch thread.mbox --message-id nope@x:has the Message-ID <nope@x>" \
-  "--message-id v2@x:requires --patch"; do
+  "--message-id v2@x:requires --patch" "--patch thread.mbox --patch thread.mbox --message-id v2@x:2 --patch files were given"; do
   # shellcheck disable=SC2086  # the options, split
   (cd "$tmp" && KSANDWICH_CACHE="$tmp/cache" "$ks" run default --source tree ${bad%%:*} --dry-run >"$tmp/out" 2>"$tmp/err")
   code=$?

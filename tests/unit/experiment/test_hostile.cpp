@@ -87,7 +87,14 @@ TEST_CASE("hostile: sysfs knobs are plain paths under /sys/ or /proc/sys/") {
   for (std::string path : {"/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/sys/kernel/uevent_helper",
                            "/proc/sys/fs/binfmt_misc/register", "/sys/block/sda/device/delete",
                            "/proc/sys/kernel/poweroff_cmd", "/sys/power/state", "/proc/sys/vm/mmap_min_addr",
-                           "/proc/sys/kernel/randomize_va_space", "/sys/module/firmware_class/parameters/path"}) {
+                           "/proc/sys/kernel/randomize_va_space", "/sys/module/firmware_class/parameters/path",
+                           // Issue 27, third attack: a CPU taken away, SMT off until a reboot,
+                           // the machine's hold on its memory.
+                           "/sys/devices/system/cpu/cpu1/online", "/sys/devices/system/cpu/smt/control",
+                           "/sys/devices/system/cpu/microcode/reload", "/sys/devices/system/cpu/hotplug/states",
+                           "/proc/sys/vm/panic_on_oom", "/proc/sys/vm/overcommit_memory",
+                           "/proc/sys/vm/admin_reserve_kbytes", "/proc/sys/vm/oom_kill_allocating_task",
+                           "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "/sys/kernel/mm/ksm/run"}) {
     INFO(path);
     auto j = minimal_experiment();
     j["arms"]["patched"]["sysfs"] = {{path, "|/tmp/x"}};
@@ -97,6 +104,10 @@ TEST_CASE("hostile: sysfs knobs are plain paths under /sys/ or /proc/sys/") {
   j["arms"]["patched"]["sysfs"] = {{"/sys/block/loop0/queue/read_ahead_kb", 4096},
                                    {"/proc/sys/vm/dirty_ratio", "10"},
                                    {"/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance"},
+                                   {"/sys/devices/system/cpu/cpu1/cpuidle/state2/disable", "1"},
+                                   {"/sys/devices/system/cpu/intel_pstate/no_turbo", "1"},
+                                   {"/sys/kernel/mm/transparent_hugepage/enabled", "never"},
+                                   {"/proc/sys/vm/drop_caches", "3"},
                                    {"/sys/module/btrfs/parameters/x", "1"}};
   auto e = parse(j);
   CHECK(e.arms["patched"].sysfs.at("/sys/block/loop0/queue/read_ahead_kb") == "4096");
