@@ -64,6 +64,12 @@ code=$?
 "$ks" report "$data/host-screen.json" >/dev/null 2>&1 && ok "report renders a valid bundle" ||
   fail "report of a valid bundle failed"
 
+# Issue 27, third attack: a plan point of no arm and a date that is none were valid.
+jq '.plan.points[0].arm = "bogus" | .created_at = "not a date"' "$data/host-confirm.json" >"$tmp/bad-plan.json"
+validate_json "a plan point's arm and the run's date are checked" 2 \
+  '.valid == false and (.schema_errors | map(.path) | index("/plan/points/0/arm") != null and index("/created_at") != null)' \
+  "$tmp/bad-plan.json"
+
 printf '{"schema_version": 1, "verdict": "OK", "verdict": "INVALID"}' >"$tmp/dup.json"
 validate_json "a duplicate key is refused, not silently read" 2 '.valid == false and (.schema_errors | length) > 0' "$tmp/dup.json"
 

@@ -267,13 +267,16 @@ TEST_CASE("hostile: a knob's resolved path must be a tunable too, and mount opti
   CHECK_FALSE(ks::experiment::is_tunable_knob("/sys/bus/virtio/drivers/virtio_blk/unbind"));
   CHECK_FALSE(ks::experiment::is_tunable_knob("/sys/devices/pci0000:00/0000:00:02.0/virtio1/power/control"));
   for (std::string option : {"X-mount.mode=1777", "x-mount.owner=nobody", "device=/dev/vda", "context=system_u",
-                             "noatime,X-mount.mkdir"}) {
+                             "noatime,X-mount.mkdir",
+                             // Issue 27, third attack: mount(8)'s own options, and what a test fs needs not.
+                             "bind", "move", "remount", "loop=/dev/loop0", "offset=0", "helper=foo", "suid", "dev",
+                             "exec", "shared"}) {
     INFO(option);
     auto j = minimal_experiment();
     j["storage"] = {{"mount_options", {option}}};
     CHECK_THAT(parse_error_of(j), Catch::Contains("/storage/mount_options"));
   }
   auto j = minimal_experiment();
-  j["storage"] = {{"mount_options", {"noatime", "compress=zstd:1", "space_cache=v2"}}};
+  j["storage"] = {{"mount_options", {"noatime", "compress=zstd:1", "space_cache=v2", "Commit=30", "nodatacow", "lazytime"}}};
   CHECK_NOTHROW(parse(j));
 }
