@@ -259,6 +259,23 @@ std::pair<int, int> series_position(const std::string& subject) {
   return {index, total};
 }
 
+// "[PATCH v3 2/5] x" -> 3; 1 when the brackets name no version ("[PATCH RFC v2]" -> 2).
+int series_version(const std::string& subject) {
+  auto s = trim(subject);
+  if (!starts_with(s, "[")) return 1;
+  auto close = s.find(']');
+  for (auto& word : split(s.substr(1, close == std::string::npos ? 0 : close - 1), ' ')) {
+    int v = 0;
+    if (word.size() > 1 && (word[0] == 'v' || word[0] == 'V') &&
+        std::from_chars(word.data() + 1, word.data() + word.size(), v).ptr == word.data() + word.size())
+      return v;
+  }
+  return 1;
+}
+
+constexpr const char* kOneVersionHint =
+    "pick one version: run --patch FILE --message-id ID (of its cover letter or a patch), or save that version only";
+
 bool is_reply(const std::string& subject) { return starts_with(lower(trim(subject)), "re:"); }
 
 // A plain diff's subject: its first line of description, or the file name.
@@ -477,7 +494,7 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
   }
 
   std::vector<std::pair<int, Patch>> numbered;
-  std::set<int> positions;
+  std::set<int> positions, versions;
   bool all_numbered = true;
   for (auto& lines : split_mailbox(text)) {
     Message m = parse_message(lines);
@@ -496,7 +513,12 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     if (position > 0 && !positions.insert(position).second)
       throw UserError("patch " + file + ": holds patch " + std::to_string(position) + "/" +
                           std::to_string(total) + " twice (two versions of the series?)",
-                      "pick one version: run --patch FILE --message-id ID (of its cover letter or a patch), or save that version only");
+                      kOneVersionHint);
+    versions.insert(series_version(subject));
+    if (versions.size() > 1)
+      throw UserError("patch " + file + ": holds versions " + std::to_string(*versions.begin()) + " and " +
+                          std::to_string(*versions.rbegin()) + " of its patches (a saved thread?)",
+                      kOneVersionHint);
     all_numbered = all_numbered && position > 0;
     Patch p;
     p.file = file;
@@ -573,20 +595,6 @@ std::string given_message_id(std::string_view given) {
   if (starts_with(id, "id:")) id = trim(id.substr(3));
   if (auto ids = message_ids(id); !ids.empty()) return ids.front();
   return id;
-}
-
-// "[PATCH v3 2/5] x" -> 3; 1 when the brackets name no version ("[PATCH RFC v2]" -> 2).
-int series_version(const std::string& subject) {
-  auto s = trim(subject);
-  if (!starts_with(s, "[")) return 1;
-  auto close = s.find(']');
-  for (auto& word : split(s.substr(1, close == std::string::npos ? 0 : close - 1), ' ')) {
-    int v = 0;
-    if (word.size() > 1 && (word[0] == 'v' || word[0] == 'V') &&
-        std::from_chars(word.data() + 1, word.data() + word.size(), v).ptr == word.data() + word.size())
-      return v;
-  }
-  return 1;
 }
 
 }  // namespace

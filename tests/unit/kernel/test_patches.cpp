@@ -114,6 +114,10 @@ TEST_CASE("a saved series applies in [n/m] order, skipping the cover and replies
 TEST_CASE("two versions of one patch in a mailbox are refused", "[build][patches]") {
   std::string mbox = message("[PATCH 1/2] a", "<a@x>", kDiff) + message("[PATCH 1/2] a", "<b@x>", kDiff);
   CHECK_THROWS_AS(parse_patch_file(mbox, "twice.mbox"), ks::UserError);
+  // Unnumbered: a thread holding a patch and its v2 would apply both, one on the other.
+  std::string thread = message("[PATCH] a", "<a@x>", kDiff) + message("[PATCH v2] a", "<b@x>", kDiff);
+  CHECK_THROWS_WITH(parse_patch_file(thread, "t.mbox"), Catch::Contains("holds versions 1 and 2"));
+  CHECK(parse_patch_file(select_series(thread, "<b@x>", "t.mbox"), "t").patches.size() == 1);
 }
 
 TEST_CASE("mail headers: folding, encoded words, quoted-printable, mboxrd", "[build][patches]") {
