@@ -26,7 +26,8 @@ void set_bisect_command(CLI::App& app, Context& context) {
                   "directory for bisect.json, reply.txt and each step's run (default "
                   "results/<name>-bisect-<time>); the same DIR continues a bisection")
       ->check(non_empty_path());
-  cmd->add_option("--reported-by", args->reported_by, "\"Name <email>\" for the reply's Reported-by:");
+  cmd->add_option("--reported-by", args->reported_by, "\"Name <email>\" for the reply's Reported-by:")
+      ->check(mail_address());
   cmd->add_option("--write-experiments", args->write_experiments,
                   "measure nothing: write each commit's step experiment into this new directory, to fan "
                   "them out with `ksandwich submit --slurm DIR/*.json`")

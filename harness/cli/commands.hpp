@@ -61,6 +61,11 @@ void check_output_file(const std::filesystem::path& file, const std::string& opt
 // For an option that names a path: an empty value is refused (leaving the option out is how
 // to get its default), so `--out ""` never quietly means the default.
 const CLI::Validator& non_empty_path();
+// "name@domain" or "Name <name@domain>", on one line: what the reply's From/To/Cc and the
+// trailers' Tested-by/Reported-by take.
+const CLI::Validator& mail_address();
+// A Message-ID as bare_message_id reads it (<id@host>, id@host, a lore link), made bare.
+const CLI::Validator& message_id();
 
 // `--format text|json`, the one convention of every command that prints something a script
 // may read (report, compare, trend, validate, analyze take more formats), with `--json` kept

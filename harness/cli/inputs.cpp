@@ -13,8 +13,10 @@
 #include "experiment/strict_json.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/host_changes.hpp"
+#include "report/report.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/message_id.hpp"
 #include "util/ownership.hpp"
 
 namespace ks::cli {
@@ -28,6 +30,28 @@ const CLI::Validator& non_empty_path() {
         return value.empty() ? "is empty: give a path, or leave the option out for its default" : "";
       },
       "PATH");
+  return v;
+}
+
+const CLI::Validator& mail_address() {
+  static const CLI::Validator v(
+      [](const std::string& value) -> std::string {
+        return report::mailbox_address(value).empty() ? "not a mail address (name@domain or \"Name <name@domain>\")"
+                                                      : std::string();
+      },
+      "ADDRESS");
+  return v;
+}
+
+const CLI::Validator& message_id() {
+  static const CLI::Validator v(
+      [](std::string& value) -> std::string {
+        auto id = bare_message_id(value);
+        if (id.empty()) return "not a Message-ID (<id@host> as in the mail's Message-ID: header, or its lore link)";
+        value = id;
+        return {};
+      },
+      "MESSAGE-ID");
   return v;
 }
 

@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "cli/commands.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/validate.hpp"
@@ -9,43 +7,21 @@
 
 namespace ks::cli {
 
-namespace {
-
-// "name@domain" or "Name <name@domain>": what the reply's From/To/Cc options take.
-const CLI::Validator kAddress(
-    [](std::string& value) -> std::string {
-      return report::mailbox_address(value).empty() ? "not a mail address (name@domain or \"Name <name@domain>\")"
-                                                    : std::string();
-    },
-    "ADDRESS");
-
-// "<id@host>" or "id@host": one word of printable characters, as a Message-ID: header holds it.
-const CLI::Validator kMessageId(
-    [](std::string& value) -> std::string {
-      const bool printable = std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-      return printable && value.find('@') != std::string::npos && value.size() <= 900
-                 ? std::string()
-                 : "not a Message-ID (<id@host>, as in the mail's Message-ID: header: one word, no spaces)";
-    },
-    "MESSAGE-ID");
-
-}  // namespace
-
 void add_reply_options(CLI::App* cmd, report::Options& reply) {
   cmd->add_option("--tested-by", reply.tester,
                   "\"Name <email>\" of who ran it: the reply carries Tested-by: when the verdict is "
                   "NO_CHANGE or IMPROVEMENT, Reported-by: for a REGRESSION, neither otherwise")
-      ->check(kAddress);
+      ->check(mail_address());
   cmd->add_option("--in-reply-to", reply.in_reply_to,
                   "MESSAGE-ID of the thread the reply answers (its In-Reply-To: and Closes: "
                   "https://lore.kernel.org/r/ID); default: the Message-ID of the patch, when it came from a mailbox")
-      ->check(kMessageId);
-  cmd->add_option("--from", reply.from, "\"Name <email>\" the reply is from (default: --tested-by)")->check(kAddress);
+      ->check(message_id());
+  cmd->add_option("--from", reply.from, "\"Name <email>\" the reply is from (default: --tested-by)")->check(mail_address());
   cmd->add_option("--to", reply.to, "address the reply goes to (repeatable; default: the patch's author)")
-      ->check(kAddress);
+      ->check(mail_address());
   cmd->add_option("--cc", reply.cc,
                   "address the reply is copied to (repeatable; default: the patch mail's To: and Cc:, the list among them)")
-      ->check(kAddress);
+      ->check(mail_address());
 }
 
 void set_report_command(CLI::App& app, Context& context) {

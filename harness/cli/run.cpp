@@ -59,6 +59,9 @@ std::filesystem::path selected_series(const std::filesystem::path& mbox, const s
                                       const std::string& message_id) {
   auto text = kernel::select_series(read_input_file(mbox, kMaxInputBytes, "mailbox"), message_id, shown);
   auto set = kernel::parse_patch_file(text, shown);
+  // Root writes there: every directory on the way must be root's (or this user's) alone, as
+  // for --out, or another user's link would lead the write elsewhere.
+  check_output_dir(source::default_cache_root() / "threads", "KSANDWICH_CACHE");
   auto path = source::keep_in_cache(source::default_cache_root(), "threads", text, ".mbox");
   fmt::print(stderr, "--message-id: {} of {} ({} patch{}) -> {}\n",
              one_line(set.cover ? set.cover->subject : set.patches.front().subject), shown, set.patches.size(),
@@ -198,7 +201,9 @@ void set_run_command(CLI::App& app, Context& context) {
                 "baremetal resume` passes it); its failed points stay failed")
       ->needs("--resume");
   add_reply_options(cmd, args->reply);
-  cmd->add_flag("--dry-run", args->dry_run, "print the plan and the commands; touch nothing");
+  cmd->add_flag("--dry-run", args->dry_run,
+                "print the plan and the commands; touch nothing (but --message-id's series, kept in the cache "
+                "by its content)");
   cmd->callback([args, &context] {
     // Every path is made absolute here, once: nothing below depends on the current
     // directory, and no external command is handed a path relative to where it runs.

@@ -100,7 +100,7 @@ void set_submit(CLI::App& app, Context& context) {
     check_output_dir(dir, "--dir");
     if (fs::exists(dir / cluster::kManifestName))
       throw UserError(dir.string() + " was submitted already (it holds " + cluster::kManifestName + ")",
-                      "`ksandwich gather " + dir.string() + "` collects it; submit again with another --dir");
+                      "`ksandwich gather " + shell_quote(dir.string()) + "` collects it; submit again with another --dir");
 
     std::vector<std::string> options;
     if (!args->partition.empty()) options.push_back("--partition=" + args->partition);

@@ -259,7 +259,7 @@ Store::Added add_bundle_file(Store& store, const fs::path& path) {
     for (auto& m : validation.recomputed_mismatches) problems.push_back(pipeline::describe(m));
     throw UserError(fmt::format("{} is not a valid bundle ({} problem(s)): {}", path.string(), problems.size(),
                                 join(problems, "; ")),
-                    "`ksandwich validate " + path.string() + "` says more; only valid bundles enter the history");
+                    "`ksandwich validate " + shell_quote(path.string()) + "` says more; only valid bundles enter the history");
   }
   if (!bundle.analysis || bundle.analysis->workloads.empty())
     throw UserError(path.string() + " has no analysis: the run did not finish",

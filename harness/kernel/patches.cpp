@@ -11,6 +11,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/message_id.hpp"
 
 namespace ks::kernel {
 namespace {
@@ -259,17 +260,28 @@ std::pair<int, int> series_position(const std::string& subject) {
   return {index, total};
 }
 
-// "[PATCH v3 2/5] x" -> 3; 1 when the brackets name no version ("[PATCH RFC v2]" -> 2).
-int series_version(const std::string& subject) {
+// The words in a subject's leading brackets: "[PATCH v3 2/5] x" -> {"PATCH", "v3", "2/5"}.
+std::vector<std::string> bracket_words(const std::string& subject) {
   auto s = trim(subject);
-  if (!starts_with(s, "[")) return 1;
   auto close = s.find(']');
-  for (auto& word : split(s.substr(1, close == std::string::npos ? 0 : close - 1), ' ')) {
-    int v = 0;
-    if (word.size() > 1 && (word[0] == 'v' || word[0] == 'V') &&
-        std::from_chars(word.data() + 1, word.data() + word.size(), v).ptr == word.data() + word.size())
-      return v;
-  }
+  if (!starts_with(s, "[") || close == std::string::npos) return {};
+  std::vector<std::string> words;
+  for (auto& word : split(s.substr(1, close - 1), ' '))
+    if (!word.empty()) words.push_back(word);
+  return words;
+}
+
+// "[PATCH v3 2/5] x" -> 3, as are "[PATCHv3]", "[RFC v3]" and "[PATCH v3.1]"; 1 when the
+// brackets name no version.
+int series_version(const std::string& subject) {
+  for (auto& word : bracket_words(subject))
+    for (size_t i = 0; i + 1 < word.size(); ++i) {
+      if ((word[i] != 'v' && word[i] != 'V') || (i > 0 && !std::isalpha(static_cast<unsigned char>(word[i - 1]))))
+        continue;
+      int v = 0;
+      auto [end, ec] = std::from_chars(word.data() + i + 1, word.data() + word.size(), v);
+      if (ec == std::errc() && (end == word.data() + word.size() || *end == '.')) return v;
+    }
   return 1;
 }
 
@@ -552,65 +564,21 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
   return set;
 }
 
-namespace {
-
-// The ids ("<...>") a header value names, brackets dropped, in order. A scan: a References
-// header may hold hundreds.
-std::vector<std::string> message_ids(std::string_view value) {
-  std::vector<std::string> ids;
-  for (size_t open = value.find('<'); open != std::string_view::npos; open = value.find('<', open + 1)) {
-    auto close = value.find('>', open + 1);
-    if (close == std::string_view::npos) break;
-    if (close > open + 1) ids.emplace_back(value.substr(open + 1, close - open - 1));
-    open = close;
-  }
-  return ids;
-}
-
-// "%40" -> "@": lore's links escape a Message-ID's special characters.
-std::string percent_decoded(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-// The id a user gave, brackets dropped: "<a@b>", "a@b", "id:a@b", or a link whose path holds
-// it (https://lore.kernel.org/LIST/a@b/T/#u, https://lore.kernel.org/r/a@b,
-// https://patch.msgid.link/a@b).
-std::string given_message_id(std::string_view given) {
-  auto id = trim(given);
-  if (starts_with(id, "https://") || starts_with(id, "http://")) {
-    auto path = split(id.substr(id.find("//") + 2), '/');
-    for (size_t i = 1; i < path.size(); ++i)
-      if (auto part = percent_decoded(path[i]); part.find('@') != std::string::npos) return trim(part);
-    return {};
-  }
-  if (starts_with(id, "id:")) id = trim(id.substr(3));
-  if (auto ids = message_ids(id); !ids.empty()) return ids.front();
-  return id;
-}
-
-}  // namespace
-
 std::string select_series(std::string_view mbox_text, std::string_view message_id, const std::string& file) {
-  const auto wanted = given_message_id(message_id);
+  const auto wanted = bare_message_id(message_id);
   const auto shown = one_line(wanted);
   if (wanted.empty())
     throw UserError("--message-id " + one_line(message_id) + " names no Message-ID",
                     "give it as in the mail's Message-ID: header (<id@host>) or as its lore link");
+  if (starts_with(mbox_text, "\x1f\x8b"))
+    throw UserError("patch " + file + " is gzip-compressed", "gunzip it first (lore's t.mbox.gz: gunzip t.mbox.gz)");
   struct Mail {
     std::vector<std::string> lines;
-    std::string id, subject, in_reply_to;
+    std::string id, subject;
+    std::string parent;                // In-Reply-To, or the last of References without one
     std::vector<std::string> parents;  // In-Reply-To and References
     int position = 0, total = 0, version = 1;
-    bool reply = false;
+    bool reply = false, resend = false;
   };
   std::vector<Mail> mails;
   std::map<std::string, size_t> by_id;
@@ -621,17 +589,24 @@ std::string select_series(std::string_view mbox_text, std::string_view message_i
     mail.id = ids.empty() ? trim(m.header("message-id")) : ids.front();
     mail.subject = one_line(decode_header_words(m.header("subject")));
     auto in_reply_to = message_ids(m.header("in-reply-to"));
-    mail.in_reply_to = in_reply_to.empty() ? "" : in_reply_to.front();
     mail.parents = message_ids(m.header("references"));
-    if (!mail.in_reply_to.empty()) mail.parents.push_back(mail.in_reply_to);
+    mail.parent = !in_reply_to.empty() ? in_reply_to.front() : mail.parents.empty() ? "" : mail.parents.back();
+    if (!mail.parent.empty()) mail.parents.push_back(mail.parent);
     std::tie(mail.position, mail.total) = series_position(mail.subject);
     mail.version = series_version(mail.subject);
     mail.reply = is_reply(mail.subject);
+    for (auto& word : bracket_words(mail.subject)) mail.resend = mail.resend || lower(word) == "resend";
     mail.lines = std::move(lines);
     if (!mail.id.empty() && !by_id.emplace(mail.id, mails.size()).second) continue;  // saved twice
     mails.push_back(std::move(mail));
   }
   auto found = by_id.find(wanted);
+  if (found == by_id.end()) {  // as typed in another case, when only one message has it so
+    std::vector<std::map<std::string, size_t>::iterator> alike;
+    for (auto it = by_id.begin(); it != by_id.end(); ++it)
+      if (lower(it->first) == lower(wanted)) alike.push_back(it);
+    if (alike.size() == 1) found = alike.front();
+  }
   if (found == by_id.end())
     throw UserError("patch " + file + ": none of its " + std::to_string(mails.size()) +
                         " messages has the Message-ID <" + shown + ">",
@@ -641,13 +616,13 @@ std::string select_series(std::string_view mbox_text, std::string_view message_i
     throw UserError("patch " + file + ": <" + shown + "> is a reply (" + named.subject + "), not a patch",
                     "give the Message-ID of the series' cover letter or of one of its patches");
   auto same_series = [&named](const Mail& m) {
-    return !m.reply && m.total == named.total && m.version == named.version;
+    return !m.reply && m.total == named.total && m.version == named.version && m.resend == named.resend;
   };
   // Up from a patch to the message the series hangs from: the cover letter ([PATCH 0/N]),
   // or patch 1 when there is none (git send-email threads every patch below it).
   size_t root = found->second;
   for (size_t steps = 0; steps < mails.size() && mails[root].position > 0; ++steps) {
-    auto up = by_id.find(mails[root].in_reply_to);
+    auto up = by_id.find(mails[root].parent);
     if (up == by_id.end() || !same_series(mails[up->second])) break;
     root = up->second;
   }
@@ -656,8 +631,10 @@ std::string select_series(std::string_view mbox_text, std::string_view message_i
   for (size_t i = 0; i < mails.size(); ++i)
     for (auto& parent : std::set<std::string>(mails[i].parents.begin(), mails[i].parents.end()))
       children.emplace(parent, i);
+  // A patch without numbering is a series of one: what is posted below it is someone else's.
   std::vector<bool> chosen(mails.size(), false);
-  std::vector<size_t> queue{root};
+  std::vector<size_t> queue;
+  if (named.total > 0) queue.push_back(root);
   chosen[root] = true;
   while (!queue.empty()) {
     auto at = queue.back();
@@ -670,19 +647,25 @@ std::string select_series(std::string_view mbox_text, std::string_view message_i
       }
   }
   std::string out;
-  std::set<int> positions;
+  std::map<int, std::string> positions;  // -> the Message-ID of that patch
   for (size_t i = 0; i < mails.size(); ++i) {
     if (!chosen[i]) continue;
-    if (mails[i].position > 0) positions.insert(mails[i].position);
+    if (auto [at, added] = positions.emplace(mails[i].position, mails[i].id); mails[i].position > 0 && !added)
+      throw UserError("patch " + file + ": the series of <" + shown + "> has two patches " +
+                          std::to_string(mails[i].position) + "/" + std::to_string(named.total) + ": <" +
+                          one_line(at->second) + "> and <" + one_line(mails[i].id) + ">",
+                      "give the Message-ID of the one version's cover letter, or save that version only");
     out += "From ksandwich-select-series Thu Jan  1 00:00:00 1970\n" + join(mails[i].lines, "\n") + "\n";
   }
-  if (named.total > 0 && static_cast<int>(positions.size()) != named.total) {
+  if (named.total > 0 && static_cast<int>(positions.size() - positions.count(0)) != named.total) {
     std::vector<std::string> missing;
     for (int k = 1; k <= named.total && missing.size() < 10; ++k)
       if (!positions.count(k)) missing.push_back(std::to_string(k) + "/" + std::to_string(named.total));
     throw UserError("patch " + file + ": the series of <" + shown + "> lacks patch " + join(missing, ", ") +
                         " in this mailbox",
-                    "save the whole thread (lore's t.mbox.gz), not only some of its messages");
+                    "save the whole thread (lore's t.mbox.gz), not only some of its messages; a version whose "
+                    "patches each answer the earlier version's, with no cover letter, is not one thread: save "
+                    "that version's patches alone and give them as --patch without --message-id");
   }
   return out;
 }

@@ -43,16 +43,17 @@ bool is_mailbox(std::string_view text);
 // Splits FILE's TEXT into patches. Throws UserError when it holds no diff at all.
 PatchSet parse_patch_file(std::string_view text, const std::string& file);
 
-// One series out of a saved thread (lore's t.mbox.gz, gunzipped), as `b4 am MSGID` picks it:
-// the messages of the series that MESSAGE_ID belongs to, as a mailbox of their own, in the
-// order the thread had them. MESSAGE_ID names the cover letter or any patch of the series,
-// in any of the forms a user copies: "<id@host>", "id@host", or a lore link
-// (https://lore.kernel.org/linux-btrfs/id@host/). The series is found by threading
-// (In-Reply-To and References), not by subject: from that message up through the patches
-// of the same version and count to the first (the cover, or patch 1 without one), then
-// every message threaded below it of that version and count. Replies ("Re:") and other
-// versions of the series are left out. Throws UserError when no message has that id, when
-// it is a reply, or when the thread lacks patches of the series.
+// One series out of a saved thread (lore's t.mbox.gz, gunzipped): the messages of the series
+// that MESSAGE_ID belongs to, as a mailbox of their own, in the order the thread had them;
+// the version that message belongs to (what `b4 am -v N` gives; plain `b4 am` takes the
+// newest). MESSAGE_ID names the cover letter or any patch of the series, in any form
+// bare_message_id (util/message_id.hpp) reads. The series is found by threading (In-Reply-To, else References),
+// not by subject: from that message up through the patches of the same version, count and
+// RESEND-ness to the first (the cover, or patch 1 without one), then every message threaded
+// below it of that version and count. Replies ("Re:"), other versions and, below a patch
+// without numbering, other patches are left out. Throws UserError when no message has that id
+// (matched exactly, else ignoring case when that is unique), when it is a reply, or when the
+// thread lacks patches of the series or holds one twice.
 std::string select_series(std::string_view mbox_text, std::string_view message_id, const std::string& file);
 
 // Paths a diff touches, both sides of each file header, -p1 stripped

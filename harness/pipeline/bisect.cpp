@@ -43,7 +43,7 @@ bisect::Commit resolve(const std::string& repo, const std::string& name, const c
   auto r = proc::run(proc::command({"git", "-C", repo, "rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
   if (!r.ok())
     throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,
-                    "name a commit, tag or branch of the experiment's git source (git -C " + repo + " log --oneline)");
+                    "name a commit, tag or branch of the experiment's git source (git -C " + shell_quote(repo) + " log --oneline)");
   auto sha = trim(r.out);
   return {sha, trim(git(repo, {"log", "-1", "--format=%s", sha}))};
 }

@@ -275,7 +275,7 @@ evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
     for (size_t i = 0; i < std::min<size_t>(errors.size(), 3); ++i) first += "\n  " + describe(errors[i]);
     throw UserError(fmt::format("{} does not match the bundle schema ({} error(s)); the first:{}", path.string(),
                                 errors.size(), first),
-                    "`ksandwich validate " + path.string() + "` lists every problem");
+                    "`ksandwich validate " + shell_quote(path.string()) + "` lists every problem");
   }
   return parse_bundle_text(text, path.string());
 }

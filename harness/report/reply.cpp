@@ -11,6 +11,7 @@
 #include "report/builder.hpp"
 #include "report/format.hpp"
 #include "util/files.hpp"
+#include "util/message_id.hpp"
 
 namespace ks::report::detail {
 
@@ -32,16 +33,6 @@ Trailers trailers_for(const std::string& verdict) {
   for (auto& t : kTrailers)
     if (verdict == t.verdict) return t;
   return {"", false, false};
-}
-
-// "<id@host>" or "id@host" -> "id@host".
-// A Message-ID without its angle brackets, on one line whatever the mail or the command line
-// held (a newline in it would start a header of its own in the reply).
-std::string bare_message_id(std::string id) {
-  id = one_line(id);
-  while (!id.empty() && (id.front() == '<' || id.front() == ' ')) id.erase(id.begin());
-  while (!id.empty() && (id.back() == '>' || id.back() == ' ')) id.pop_back();
-  return id;
 }
 
 // "Name <a@b>" -> "a@b"; "a@b" stays.

@@ -29,7 +29,7 @@ std::string resolve_commit(const fs::path& repo, const std::string& name) {
   if (!r.ok())
     throw UserError("git source " + repo.string() + ": no commit named `" + name + "`",
                     "name a commit, tag or branch that exists in that tree (git -C " +
-                        repo.string() + " log --oneline)");
+                        shell_quote(repo.string()) + " log --oneline)");
   return trim(r.out);
 }
 

@@ -193,7 +193,7 @@ for case in "ops-1e30 /workloads/0/ops" "rounds-2p32 /rounds" "rounds-1e12 /roun
 done
 if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
   # A device holding random data (no signature) and no allow_overwrite: refused, untouched.
-  decoy=$(mktemp /dev/shm/ksandwich-decoy-XXXXXX)
+  decoy=$(mktemp /dev/shm/kstest-cli-decoy-XXXXXX)
   head -c $((160 << 20)) /dev/urandom >"$decoy"
   sum_before=$(sha256sum <"$decoy")
   loopdev=$(losetup --find --show "$decoy")
@@ -273,6 +273,11 @@ if [ "$(id -u)" -eq 0 ]; then
   expect_error "history add --history: a link planted in another user's directory" "belongs to uid" -- \
     "$ks" history add --history "$tmp/theirs/planted.db" "$bundle"
   expect_error "gather: a directory another user owns" "belongs to uid" -- "$ks" gather "$tmp/theirs" --no-wait
+  # Fourth attack: a cache another user owns, its threads/ a link: --message-id writes nothing.
+  sed '4a Message-ID: <noop@x>' "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" >"$tmp/thread.mbox"
+  ln -s "$tmp/theirs/sink" "$tmp/theirs/threads" && chown -h nobody "$tmp/theirs/threads"
+  expect_error "run --message-id: a cache another user owns" "belongs to uid" -- env KSANDWICH_CACHE="$tmp/theirs" \
+    "$ks" run default --patch "$tmp/thread.mbox" --message-id "<noop@x>" --dry-run --out "$tmp/o-theirs"
   if [ -e "$tmp/rootdir/out.xml" ] || [ -e "$tmp/rootonly/new.db" ]; then
     echo "FAIL: root wrote where a planted link led"; failures=$((failures + 1))
   fi

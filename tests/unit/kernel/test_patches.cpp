@@ -356,3 +356,43 @@ TEST_CASE("select_series picks one version of a series out of a saved thread by 
                         message("[PATCH 3/3] c", "<a3@x>", body, reply_to("<a1@x>", "<a1@x>"));
   CHECK(contains(message_of([&] { select_series(partial, "<a3@x>", "p.mbox"); }), "lacks patch 2/3"));
 }
+
+TEST_CASE("select_series in the corners of real threads: reviewers' patches, PATCHv2, RESEND, References only",
+          "[build][patches]") {
+  const std::string body = std::string("Change.\n---\n") + kDiff;
+  auto below = [](const std::string& parent) { return "In-Reply-To: " + parent + "\nReferences: " + parent + "\n"; };
+  auto ids_of = [](const std::string& mbox) {
+    std::vector<std::string> ids;
+    for (auto& p : parse_patch_file(mbox, "sel").patches) ids.push_back(p.message_id);
+    return ids;
+  };
+  // A reviewer's alternative [PATCH] posted below an unnumbered patch is not part of it.
+  std::string review = message("[PATCH] f: d", "<p@x>", body) +
+                       message("[PATCH] f: another way", "<alt@x>", body, below("<p@x>"));
+  CHECK(ids_of(select_series(review, "p@x", "t")) == std::vector<std::string>{"<p@x>"});
+  // Versions spelt without a space, or with a point release, are versions.
+  std::string glued = message("[PATCH] f: d", "<a@x>", body) + message("[PATCHv2] f: d", "<b@x>", body, below("<a@x>")) +
+                      message("[PATCH v2.1] f: d", "<c@x>", body, below("<b@x>"));
+  CHECK_THROWS_WITH(parse_patch_file(glued, "t"), Catch::Contains("holds versions 1 and 2"));
+  CHECK(ids_of(select_series(glued, "<a@x>", "t")) == std::vector<std::string>{"<a@x>"});
+  // A RESEND threaded below the original series is another series.
+  std::string resend = message("[PATCH 1/1] f: d", "<o@x>", body) +
+                       message("[RESEND PATCH 1/1] f: d", "<re@x>", body, below("<o@x>"));
+  CHECK(ids_of(select_series(resend, "<o@x>", "t")) == std::vector<std::string>{"<o@x>"});
+  CHECK(ids_of(select_series(resend, "<re@x>", "t")) == std::vector<std::string>{"<re@x>"});
+  // Threaded by References alone (no In-Reply-To): up from 2/2 to the cover, then down.
+  std::string refs = message("[PATCH 0/2] s", "<c@x>", "Cover.\n") +
+                     message("[PATCH 1/2] a", "<1@x>", body, "References: <c@x>\n") +
+                     message("[PATCH 2/2] b", "<2@x>", body, "References: <c@x>\n");
+  CHECK(ids_of(select_series(refs, "<2@x>", "t")) == std::vector<std::string>{"<1@x>", "<2@x>"});
+  // The id as a lore link in its other forms, and in another case when that is unique.
+  for (auto given : {"https://lore.kernel.org/r/%3C2@x%3E", "https://lore.kernel.org/linux-btrfs/2@x#r",
+                     "https://patch.msgid.link/2@x?x=1", "<2@X>"}) {
+    INFO(given);
+    CHECK(ids_of(select_series(refs, given, "t")) == std::vector<std::string>{"<1@x>", "<2@x>"});
+  }
+  CHECK_THROWS_WITH(select_series("\x1f\x8b\x08 rest", "<a@x>", "t.mbox.gz"), Catch::Contains("gzip-compressed"));
+  // Two patches 1/2 of one version below one cover: named, not left to a later "twice".
+  std::string twice = refs + message("[PATCH 1/2] a again", "<1b@x>", body, below("<c@x>"));
+  CHECK_THROWS_WITH(select_series(twice, "<c@x>", "t"), Catch::Contains("two patches 1/2: <1@x> and <1b@x>"));
+}

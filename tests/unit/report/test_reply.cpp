@@ -127,10 +127,11 @@ TEST_CASE("reply: a hostile patch's author, Message-ID and subject neither run w
   }
   // An address with a space in it goes nowhere; every value stays on its line.
   CHECK_THAT(reply, !Contains("\nTo:"));
-  CHECK_THAT(reply, Contains("\nIn-Reply-To: <evil@x> Bcc: everyone@example.org>\n"));
+  CHECK_THAT(reply, Contains("\nIn-Reply-To: <evil@x>\n"));  // the id in its brackets, nothing after it
   CHECK_THAT(reply, Contains("| Reported-by: Jane <jane@example.org> Cc: spy@example.org\n"));
   // A Message-ID no header can carry makes no mail at all.
-  CHECK_THAT(reply, Contains("no reply.eml"));
+  patch["message_id"] = "no id here\nBcc: everyone@example.org";
+  CHECK(reply_of(b, options).empty());  // answers no thread
   CHECK_FALSE(ks::report::mail(b, options));
   // Nor does a hostile To:/Cc: of the patch mail add a recipient or a header.
   patch["message_id"] = "<fine@x>";
