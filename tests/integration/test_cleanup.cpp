@@ -136,7 +136,7 @@ void killed_run_is_cleaned_up(const std::string& kind) {
   CHECK(ks::trim(ks::read_file(kKnob)) == value);
   if (kind == "zram") CHECK(fs::exists("/sys/block/zram" + zram_id));
   if (kind == "loop") CHECK(loop_attached(backing_file));
-  CHECK_THAT(doctor().out, Catch::Contains("ksandwich cleanup " + out.string()));
+  CHECK_THAT(doctor().out, Catch::Contains("ksandwich cleanup " + ks::shell_quote(out.string())));
 
   auto cleanup = ksandwich({"cleanup", out.string()});
   INFO(cleanup.out << cleanup.err);
