@@ -82,10 +82,10 @@ void set_series_command(CLI::App& app, Context& context) {
     for (const char* sub : {"patches", "experiments"}) {  // inside --out: directories, never links
       auto dir = o.out_dir / sub;
       std::error_code ec;
-      if (fs::is_symlink(dir, ec) || (fs::exists(dir, ec) && !fs::is_directory(dir, ec)))
-        throw UserError(dir.string() + " exists and is not a directory of its own (a link or a file)",
+      if (fs::is_symlink(dir, ec))  // check_output_dir follows a link to a directory of root's
+        throw UserError(dir.string() + " exists and is not a directory of its own (a link)",
                         "choose another --out, a new directory");
-      check_output_dir(dir, "--out");
+      check_output_dir(dir, "--out");  // refuses a file there
       fs::create_directories(dir);
     }
     for (auto& [path, content] : files) write_file_atomic(path, content);
