@@ -160,8 +160,10 @@ TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct h
 
   // Lose the last point, as a killed run would, and resume: only that point boots again,
   // this time without the profiling pass. Under the instruction clock its rounds repeat the
-  // control points' with the pass, within what those two differ by (two rounds of 200 ops
-  // spread about 0.3%): the pass, after the rounds, never touched them.
+  // control points' with the pass within 1%: the pass, after the rounds, never touched them.
+  // (A round of 200 clones spreads about 0.3% from boot to boot, so the median of two against
+  // the mean of two medians has a spread near 0.25%; the profiler, had it run during the
+  // rounds, costs about five times the op, as its own pass in the bundle shows.)
   const bool icount = bundle["machine"]["clock"]["name"] == "icount";
   const double with_a = median_per_op(bundle, 0), with_b = median_per_op(bundle, 2);
   bundle["experiment"]["profile"] = false;
@@ -183,7 +185,7 @@ TEST_CASE("qemu sandwich: both kernels built, three boots, audit, guest direct h
   CHECK(after["rows"].size() == 3 * 2);
   CHECK_FALSE(after["points"][2].contains("profile"));
   if (icount)
-    CHECK(std::abs(median_per_op(after, 2) - (with_a + with_b) / 2) <= std::abs(with_a - with_b) / 2 + 0.0005 * with_a);
+    CHECK(std::abs(median_per_op(after, 2) - (with_a + with_b) / 2) <= 0.01 * (with_a + with_b) / 2);
   else
     WARN("wall time (not the instruction clock): the rounds with and without the pass are not compared");
   CHECK_FALSE(qemu_running());
