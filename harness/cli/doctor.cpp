@@ -39,6 +39,8 @@ machine::Check accelerator_check(std::string& accel) {
             choice.accel + ": " + choice.reason +
                 (kernel ? "" : " (firmware probe only: `run` confirms with its own kernel)"),
             choice.accel == "kvm" ? "" : fix};
+  } catch (const UserError& e) {  // the kernel cache cannot be used
+    return {"QEMU accelerator", false, false, true, e.what(), e.hint()};
   } catch (const std::exception& e) {
     return {"QEMU accelerator", false, false, true, e.what(), fix};
   }
@@ -81,8 +83,12 @@ void set_doctor_command(CLI::App& app, Context& context) {
     checks.push_back(accelerator_check(accel));
     checks.push_back(machine::load_check(try_read_file("/proc/loadavg").value_or(""),
                                          std::thread::hardware_concurrency()));
-    auto cache = source::default_cache_root();
-    checks.push_back(machine::cache_space_check(cache, machine::free_bytes(cache)));
+    try {
+      auto cache = source::default_cache_root();
+      checks.push_back(machine::cache_space_check(cache, machine::free_bytes(cache)));
+    } catch (const UserError& e) {  // a cache another user can change
+      checks.push_back({"kernel cache", false, true, true, e.what(), e.hint()});
+    }
     checks.push_back(main_job_time_check(context.repo_dir));
     // Whether calls can really be counted: a locked-down kernel lists the function tracer
     // but refuses to trace (EPERM), so the probe reads what counting needs.

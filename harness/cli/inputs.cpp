@@ -98,20 +98,6 @@ const CLI::Validator& material_pct() {
 
 namespace {
 
-// Whether the directory ST may lie on the way to what root writes: its owner is root, this
-// user or (under sudo) the invoking user; and no one else may write in it, unless it is
-// sticky (/tmp: no one renames what is made there) or shared only with a group that is root's,
-// the sudo user's or the owner's own private group (umask 002 systems).
-bool trusted_dir(const struct stat& st) {
-  const char* sudo_uid = std::getenv("SUDO_UID");
-  const char* sudo_gid = std::getenv("SUDO_GID");
-  const bool trusted_owner = st.st_uid == 0 || st.st_uid == ::geteuid() ||
-                             (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
-  if (!trusted_owner) return false;
-  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
-  return (st.st_mode & S_ISVTX) || !others_may_write(st) || (sudo_gid && std::to_string(st.st_gid) == sudo_gid);
-}
-
 // Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state
 // directory (the journal key and the machine lock); and for root, every directory on the way
 // is one no one else can change (whoever can plant a link in it decides where root writes).

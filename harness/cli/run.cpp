@@ -59,11 +59,7 @@ std::filesystem::path selected_series(const std::filesystem::path& mbox, const s
                                       const std::string& message_id) {
   auto text = kernel::select_series(read_input_file(mbox, kMaxInputBytes, "mailbox"), message_id, shown);
   auto set = kernel::parse_patch_file(text, shown);
-  // Root writes there: every directory on the way must be root's (or this user's) alone, as
-  // for --out, or another user's link would lead the write elsewhere.
-  const auto cache = source::default_cache_root();
-  check_output_dir(cache / "threads", "KSANDWICH_CACHE");
-  auto path = source::keep_in_cache(cache, "threads", text, ".mbox");
+  auto path = source::keep_in_cache(source::default_cache_root(), "threads", text, ".mbox");
   fmt::print(stderr, "--message-id: {} of {} ({} patch{}) -> {}\n",
              one_line(set.cover ? set.cover->subject : set.patches.front().subject), shown, set.patches.size(),
              set.patches.size() == 1 ? "" : "es", path.string());

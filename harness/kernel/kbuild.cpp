@@ -136,7 +136,7 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
 
   // The source last: the checks above fail in milliseconds, hashing the archive takes a second.
   in.cache = fs::absolute(request.cache_root.empty() ? source::default_cache_root()
-                                                     : request.cache_root);
+                                                     : source::check_cache_root(request.cache_root));
   progress.stage(in.arm, "source");
   in.source = look_only ? source::find(request.source, in.cache)
                         : source::prepare(request.source, in.cache,
@@ -175,6 +175,7 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
   in.ccache_dir = request.ccache_dir             ? fs::absolute(*request.ccache_dir)
                   : env_ccache && *env_ccache    ? fs::absolute(env_ccache)
                                                  : in.cache / "ccache";
+  if (request.use_ccache) source::check_cache_root(in.ccache_dir, "ccache directory");  // linked into the kernel
   in.jobs = request.jobs > 0 ? request.jobs
                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

@@ -1,6 +1,7 @@
 #include "source/source.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::source {
 namespace {
@@ -107,7 +109,43 @@ SourceIdentity source_identity_from_json(const nlohmann::json& j) {
 
 fs::path default_cache_root() {
   const char* env = std::getenv("KSANDWICH_CACHE");
-  return env && *env ? fs::path(env) : fs::path("/var/cache/ksandwich");
+  return check_cache_root(env && *env ? fs::path(env) : fs::path("/var/cache/ksandwich"));
+}
+
+fs::path check_cache_root(const fs::path& root, const std::string& what) {
+  if (::geteuid() != 0) return root;  // anyone else builds and boots only what they may change
+  const std::string hint =
+      "use a cache only root (or you, under sudo) can change: unset KSANDWICH_CACHE and CCACHE_DIR "
+      "for root's own in /var/cache/ksandwich, or make it and its folders yours alone (chown, chmod go-w)";
+  auto refuse = [&](const fs::path& dir, const std::string& why) {
+    throw UserError(what + " " + root.string() + ": " + dir.string() + " " + why, hint);
+  };
+  auto owner = [](const struct stat& st) {
+    return "belongs to uid " + std::to_string(st.st_uid) + (others_may_write(st) ? " and others may write to it" : "");
+  };
+  std::error_code ec;
+  const auto written = fs::absolute(root, ec).lexically_normal();
+  const auto real = fs::weakly_canonical(written, ec);
+  // Every directory on the way, as written and as resolved (one someone else can change could
+  // be swapped for a link), and the cache itself, which not even a sticky bit makes shared.
+  for (const auto* path : {&written, &real}) {
+    fs::path prefix;
+    for (auto& part : *path) {
+      prefix /= part;
+      struct stat st{};
+      if (::stat(prefix.c_str(), &st) != 0) break;  // the rest is made when first written
+      if (!S_ISDIR(st.st_mode)) refuse(prefix, "is not a directory");
+      if (!trusted_dir(st) || (prefix == *path && others_may_write(st))) refuse(prefix, owner(st));
+    }
+  }
+  // Its folders (build/, source/, ccache's 0-f) are its maker's own: never links, never another's.
+  for (auto& entry : fs::directory_iterator(real, ec)) {
+    struct stat st{};
+    if (::lstat(entry.path().c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) refuse(entry.path(), "is a symbolic link");
+    if (S_ISDIR(st.st_mode) && (!trusted_dir(st) || others_may_write(st))) refuse(entry.path(), owner(st));
+  }
+  return root;
 }
 
 fs::path origin_path(const experiment::KernelSource& source) {

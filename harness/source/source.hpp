@@ -38,8 +38,16 @@ struct PreparedSource {
   fs::path tree;  // the unpacked, pristine tree (holds the top-level Makefile)
 };
 
-// $KSANDWICH_CACHE, or /var/cache/ksandwich.
+// $KSANDWICH_CACHE, or /var/cache/ksandwich, checked by check_cache_root.
 fs::path default_cache_root();
+
+// The cache holds what root compiles, boots and kexecs: a Makefile or a kernel planted in it
+// runs as root. So for root, every directory on the way to ROOT, ROOT itself and each of its
+// folders must be one no one else can change (util's trusted_dir; ROOT and its folders not
+// shared even when sticky), and no entry of ROOT a link. Returns ROOT; throws UserError
+// naming WHAT and the directory. For anyone else it checks nothing. (ccache's directory
+// too: what it hands back is linked into the kernel.)
+fs::path check_cache_root(const fs::path& root, const std::string& what = "kernel cache");
 
 // Checks, touching nothing, that the source exists (the git tree and its commit, and
 // LATER_COMMIT when given - an arm's commit, which needs a git source; or the archive).

@@ -10,4 +10,10 @@ namespace ks {
 // one of those two, and only the owner, or root, is in it).
 bool others_may_write(const struct stat& st);
 
+// Whether the directory ST may lie on the way to what root writes, reads or runs as its own:
+// its owner is root, this user or (under sudo) the invoking user; and no one else may write
+// in it, unless it is sticky (/tmp: no one renames what another made there) or shared only
+// with a group that is root's, the sudo user's or the owner's own private group.
+bool trusted_dir(const struct stat& st);
+
 }  // namespace ks

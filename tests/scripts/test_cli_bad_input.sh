@@ -278,6 +278,23 @@ if [ "$(id -u)" -eq 0 ]; then
   ln -s "$tmp/theirs/sink" "$tmp/theirs/threads" && chown -h nobody "$tmp/theirs/threads"
   expect_error "run --message-id: a cache another user owns" "belongs to uid" -- env KSANDWICH_CACHE="$tmp/theirs" \
     "$ks" run default --patch "$tmp/thread.mbox" --message-id "<noop@x>" --dry-run --out "$tmp/o-theirs"
+  # The whole kernel cache, and ccache's: root builds, boots and kexecs what is there.
+  expect_error "build --cache: a cache another user owns" "kernel cache $tmp/theirs: $tmp/theirs belongs to uid" -- \
+    "$ks" build --cache "$tmp/theirs" --preflight
+  expect_error "run --dry-run: KSANDWICH_CACHE another user owns" "belongs to uid" -- env KSANDWICH_CACHE="$tmp/theirs" \
+    "$ks" run default --dry-run --out "$tmp/o-theirs"
+  mkdir -p "$tmp/ours" && ln -s "$tmp/theirs/sink" "$tmp/ours/build"
+  expect_error "run: a cache of one's own whose build/ is a link" "$tmp/ours/build is a symbolic link" -- \
+    env KSANDWICH_CACHE="$tmp/ours" "$ks" run default --dry-run --out "$tmp/o-ours"
+  expect_error "build: CCACHE_DIR another user owns" "ccache directory $tmp/theirs: $tmp/theirs belongs" -- env CCACHE_DIR="$tmp/theirs" \
+    "$ks" build --preflight
+  out=$(KSANDWICH_CACHE="$tmp/theirs" "$ks" doctor 2>&1)
+  if ! grep -q "^MISSING kernel cache .*belongs to uid" <<<"$out"; then
+    echo "FAIL doctor does not name a cache another user owns: $out"; failures=$((failures + 1))
+  else
+    echo "ok   doctor: $(grep "^MISSING kernel cache" <<<"$out")"
+  fi
+  if [ -e "$tmp/o-theirs" ] || [ -e "$tmp/o-ours" ]; then echo "FAIL: a refused run made its --out"; failures=$((failures + 1)); fi
   if [ -e "$tmp/rootdir/out.xml" ] || [ -e "$tmp/rootonly/new.db" ]; then
     echo "FAIL: root wrote where a planted link led"; failures=$((failures + 1))
   fi
