@@ -67,7 +67,7 @@ check "the good kernel is one build job, each commit one build and one run job" 
          and ([.jobs[] | select(.kind == "build")] | length == 6)
          and ([.jobs[] | select(.kind == "run")] | length == 5)' "$sub/submit.json"
 
-"$ks" gather "$sub" --poll 2 --timeout 25 >"$tmp/gather.out" 2>"$tmp/gather.err"
+"$ks" gather "$sub" --poll 2 --timeout 60 >"$tmp/gather.out" 2>"$tmp/gather.err"
 code=$?
 cat "$tmp/gather.err"
 head -n 12 "$tmp/gather.out"

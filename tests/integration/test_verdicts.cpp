@@ -148,21 +148,23 @@ TEST_CASE("an A/A confirm run reports NO_CHANGE or INCONCLUSIVE, never a materia
   const json arms = {{"control", json::object()}, {"patched", json::object()}};
   // The harness calls a change at a family-wise 5% (Holm), so even a correct harness flags
   // an A/A run now and then (2 runs in 30 on a busy 2-core VM). One alarm earns a second run
-  // with another seed (another order); two in a row (<= 0.25% by chance) is a biased or
-  // miscalibrated harness.
+  // with another seed (another order); the same change called again (a workload, a
+  // direction: 0.1-0.2% by chance, and back-to-back runs on one busy machine are not quite
+  // independent) is a biased or miscalibrated harness.
+  std::set<std::string> first_alarms;
   for (uint64_t seed : {7, 8}) {
     ks::test::TempDir tmp("ks-verdicts");
     int exit_code = -1;
     auto bundle = run_confirm(tmp.path, experiment("it-aa-confirm", arms, workloads, 6, seed), exit_code);
     auto& a = bundle["analysis"];
     REQUIRE(a["workloads"].size() == 2);
-    bool alarm = false;
+    std::set<std::string> alarms;
     for (auto& w : a["workloads"]) {
       INFO(w.dump(2));
       CHECK(w["gates_failed"].empty());
       REQUIRE(w["ratio_ci"].is_object());  // 6 + 6 points always give an interval
       const auto verdict = w["verdict"].get<std::string>();
-      if (verdict == "REGRESSION" || verdict == "IMPROVEMENT") alarm = true;
+      if (verdict == "REGRESSION" || verdict == "IMPROVEMENT") alarms.insert(w["workload"].get<std::string>() + " " + verdict);
       else CHECK((verdict == "NO_CHANGE" || verdict == "INCONCLUSIVE"));
       auto& ci = w["ratio_ci"];
       std::printf("A/A seed %llu %s: %s, ratio %.3f (%.1f%% CI %.3f .. %.3f), MDE %.1f%%\n",
@@ -171,12 +173,20 @@ TEST_CASE("an A/A confirm run reports NO_CHANGE or INCONCLUSIVE, never a materia
                   ci["low"].get<double>(), ci["high"].get<double>(), w.value("mde_pct", 0.0));
     }
     CHECK(leftovers().empty());
-    if (alarm && seed == 7) {
+    if (!alarms.empty() && seed == 7) {
       std::printf("A/A seed 7 called a change; one more run decides\n");
+      first_alarms = alarms;
       continue;
     }
     INFO(a.dump(2));
-    CHECK_FALSE(alarm);
+    for (auto& alarm : alarms) {
+      INFO("called in both runs: " << alarm);
+      CHECK(first_alarms.count(alarm) == 0);
+    }
+    if (!alarms.empty()) {
+      std::printf("A/A seed 8 called another change than seed 7: chance, not a bias\n");
+      break;
+    }
     CHECK((a["verdict"] == "NO_CHANGE" || a["verdict"] == "INCONCLUSIVE"));
     CHECK(bundle["verdict"] == a["verdict"]);
     CHECK(exit_code == (a["verdict"] == "NO_CHANGE" ? 0 : 4));  // 4: INCONCLUSIVE, not a pass
@@ -224,13 +234,15 @@ TEST_CASE("a patched arm made really slower is a REGRESSION whose CI holds the t
   measure_pairs(2);
   CHECK(leftovers().empty());
 
-  // The separate ratio with its own 95% t interval over the pairs: that measurement is as
-  // noisy as the machine, so it is not a point to hit but an interval to overlap.
+  // The separate ratio with its own 99% t interval over the pairs: that measurement is as
+  // noisy as the machine, so it is not a point to hit but an interval to overlap. (Two 95%
+  // intervals of the same ratio on 3 degrees of freedom miss each other about 0.5% of the
+  // time; the wider one makes that rare.)
   const double n = log_ratios.size();
   double mean = 0, var = 0;
   for (double d : log_ratios) mean += d / n;
   for (double d : log_ratios) var += (d - mean) * (d - mean) / (n - 1);
-  const double half = ks::stats::student_t_quantile(0.975, n - 1) * std::sqrt(var / n);
+  const double half = ks::stats::student_t_quantile(0.995, n - 1) * std::sqrt(var / n);
   const double ratio = std::exp(mean), low = std::exp(mean - half), high = std::exp(mean + half);
 
   auto& w = bundle["analysis"]["workloads"].at(0);
@@ -239,7 +251,7 @@ TEST_CASE("a patched arm made really slower is a REGRESSION whose CI holds the t
   auto& ci = w["ratio_ci"];
   std::string pairs;
   for (double d : log_ratios) pairs += " " + std::to_string(std::exp(d)).substr(0, 5);
-  std::printf("separate ratio %.3f (95%% CI %.3f .. %.3f, pairs%s); run ratio %.3f (%.0f%% CI %.3f .. %.3f), %s\n",
+  std::printf("separate ratio %.3f (99%% CI %.3f .. %.3f, pairs%s); run ratio %.3f (%.0f%% CI %.3f .. %.3f), %s\n",
               ratio, low, high, pairs.c_str(), ci["estimate"].get<double>(), 100 * ci["level"].get<double>(),
               ci["low"].get<double>(), ci["high"].get<double>(), w["verdict"].get<std::string>().c_str());
 
@@ -248,7 +260,7 @@ TEST_CASE("a patched arm made really slower is a REGRESSION whose CI holds the t
   CHECK(bundle["verdict"] == "REGRESSION");
   CHECK(exit_code == 1);  // run_confirm checked every gate passed: 1 is what the bundle implies
   // The run's interval holds the separate ratio, give or take that ratio's own half-width
-  // (on the log scale): the same as saying the two 95% intervals overlap.
+  // (on the log scale): the same as saying the two intervals overlap.
   CHECK(ratio >= ci["low"].get<double>() * std::exp(-half));
   CHECK(ratio <= ci["high"].get<double>() * std::exp(half));
 }
