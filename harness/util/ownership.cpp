@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <string>
-
 #include <string_view>
 
 namespace ks {
