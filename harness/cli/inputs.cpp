@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "experiment/strict_json.hpp"
@@ -101,9 +102,10 @@ namespace {
 // Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state
 // directory (the journal key and the machine lock); and for root, every directory on the way
 // is one no one else can change (whoever can plant a link in it decides where root writes).
-// REAL is the output's resolved path; GIVEN how the user wrote it.
+// REAL is the output's resolved path; GIVEN how the user wrote it; DIRECTORY whether the
+// output is a directory the run makes.
 void check_output_place(const fs::path& real, const fs::path& given, const std::string& option,
-                        const std::string& hint) {
+                        const std::string& hint, bool directory) {
   for (const char* pseudo : {"/proc", "/sys", "/dev"}) {
     auto p = real.string();
     if (p == pseudo || starts_with(p, std::string(pseudo) + "/"))
@@ -121,10 +123,22 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
   const auto given_abs = fs::absolute(given).lexically_normal();
   for (const auto* path : {&given_abs, &real}) {
     fs::path prefix;
+    std::optional<struct stat> parent;
     for (auto& part : *path) {
       prefix /= part;
       struct stat st{};
-      if (::stat(prefix.c_str(), &st) != 0) break;  // the rest is made by the run
+      if (::stat(prefix.c_str(), &st) != 0) {
+        // The rest is made by the run: a directory it makes (a file it creates exclusively
+        // and renames into place) must not lie where another user could make it first.
+        if ((directory || prefix != *path) && parent && others_may_write(*parent))
+          throw UserError(option + " " + given.string() + ": " + prefix.parent_path().string() +
+                              " lets others write in it, where " + prefix.filename().string() +
+                              " would be made (they could make it first, or a link by that name)",
+                          "make the directory first (mkdir " + shell_quote(prefix.string()) +
+                              "), or name a place only you (or root) can change, e.g. " + option + " results/my-run");
+        break;
+      }
+      parent = st;
       const bool last = prefix == *path;
       if (!S_ISDIR(st.st_mode)) {
         if (last) break;  // an existing output file: the writer replaces it, or refuses a device
@@ -160,12 +174,12 @@ void check_output_dir(const fs::path& dir, const std::string& option) {
     throw UserError(option + " " + dir.string() + " is a symbolic link to nothing", hint);
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw UserError(option + " " + dir.string() + " exists and is not a directory", hint);
-  check_output_place(resolved(dir, option, hint), dir, option, hint);
+  check_output_place(resolved(dir, option, hint), dir, option, hint, true);
 }
 
 void check_output_file(const fs::path& file, const std::string& option) {
   const std::string hint = "name a file in a directory of yours, e.g. " + option + " results/out";
-  check_output_place(resolved(file, option, hint), file, option, hint);
+  check_output_place(resolved(file, option, hint), file, option, hint, false);
 }
 
 void check_json_file(const fs::path& path, const std::string& what) {

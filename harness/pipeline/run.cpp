@@ -449,8 +449,12 @@ int run(const RunOptions& o) {
                           o.out_dir.string() + " was started with",
                       "resume with `ksandwich run --resume " + o.out_dir.string() +
                           "` alone, or start a new run of the changed experiment");
-    if (bundle.extra.is_object() && bundle.extra.contains("experiment_file"))
+    if (bundle.extra.is_object() && bundle.extra.contains("experiment_file")) {
+      if (!bundle.extra["experiment_file"].is_string())
+        throw UserError("cannot resume: " + (o.out_dir / "bundle.json").string() + ": experiment_file is not a path",
+                        "resume a run directory as its run left it, or start a new run");
       experiment_dir = fs::path(bundle.extra["experiment_file"].get<std::string>()).parent_path();
+    }
   } else {
     if (o.experiment) {
       e = experiment::parse(*o.experiment);
@@ -460,6 +464,7 @@ int run(const RunOptions& o) {
                         "pass a file such as configs/experiments/default.json");
       e = experiment::parse_file(o.experiment_file);
     }
+    if (e.storage.kind == "device") require_trusted_input(o.experiment_file, "experiment " + o.experiment_file.string());
     experiment_dir = fs::absolute(o.experiment_file).parent_path();
   }
   auto plan = experiment::plan_points(e);
@@ -513,7 +518,8 @@ int run(const RunOptions& o) {
   if (o.resume) {
     check_same_kernels(bundle.builds, kernels.builds);
     check_same_accelerator(bundle.machine, backend->machine());
-    if (bundle.extra.is_object() && bundle.extra.contains("timings")) build_timings = bundle.extra["timings"]["builds"];
+    if (bundle.extra.is_object() && bundle.extra.contains("timings") && bundle.extra["timings"].is_object())
+      build_timings = bundle.extra["timings"].value("builds", json());
   } else {
     bundle = new_bundle(e, o, plan, *backend);
     bundle.extra["experiment_file"] = fs::absolute(o.experiment_file).string();

@@ -124,18 +124,30 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
     return "belongs to uid " + std::to_string(st.st_uid) + (others_may_write(st) ? " and others may write to it" : "");
   };
   std::error_code ec;
-  const auto written = fs::absolute(root, ec).lexically_normal();
+  // As written, "..", links and all (the kernel follows a link before it goes up), and as
+  // resolved, which is the path the cache is used by from here on.
+  const auto written = fs::absolute(root, ec);
   const auto real = fs::weakly_canonical(written, ec);
-  // Every directory on the way, as written and as resolved (one someone else can change could
-  // be swapped for a link), and the cache itself, which not even a sticky bit makes shared.
+  // Every directory on the way (one someone else can change could be swapped for a link) and
+  // the cache itself, which not even a sticky bit makes shared. What does not exist yet is
+  // made later, so it must lie in a directory no one else may write to (in a shared /tmp,
+  // another user could make that name first).
   for (const auto* path : {&written, &real}) {
     fs::path prefix;
+    std::optional<struct stat> parent;
     for (auto& part : *path) {
+      if (part.empty()) continue;  // a trailing slash
       prefix /= part;
       struct stat st{};
-      if (::stat(prefix.c_str(), &st) != 0) break;  // the rest is made when first written
+      if (::stat(prefix.c_str(), &st) != 0) {
+        if (parent && others_may_write(*parent))
+          refuse(prefix.parent_path(), "lets others write in it, where " + prefix.filename().string() +
+                                           " would be made (they could make it first)");
+        break;
+      }
       if (!S_ISDIR(st.st_mode)) refuse(prefix, "is not a directory");
       if (!trusted_dir(st) || (prefix == *path && others_may_write(st))) refuse(prefix, owner(st));
+      parent = st;
     }
   }
   // Its folders (build/, source/, ccache's 0-f) are its maker's own: never links, never another's.
@@ -145,7 +157,7 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
     if (S_ISLNK(st.st_mode)) refuse(entry.path(), "is a symbolic link");
     if (S_ISDIR(st.st_mode) && (!trusted_dir(st) || others_may_write(st))) refuse(entry.path(), owner(st));
   }
-  return root;
+  return real;
 }
 
 fs::path origin_path(const experiment::KernelSource& source) {

@@ -294,7 +294,24 @@ if [ "$(id -u)" -eq 0 ]; then
   else
     echo "ok   doctor: $(grep "^MISSING kernel cache" <<<"$out")"
   fi
-  if [ -e "$tmp/o-theirs" ] || [ -e "$tmp/o-ours" ]; then echo "FAIL: a refused run made its --out"; failures=$((failures + 1)); fi
+  # Fifth attack: ".." after a link into another's directory; a cache or an --out that does
+  # not exist yet in a directory others may write to (they could make it first, as a link);
+  # an experiment someone else wrote naming the device root formats.
+  mkdir -p "$tmp/rd" "$tmp/theirs/sub" "$tmp/shared" && chown nobody "$tmp/theirs/sub" && chmod 1777 "$tmp/shared"
+  ln -s "$tmp/theirs/sub" "$tmp/rd/link"
+  expect_error "KSANDWICH_CACHE: .. after a link into another's directory" "$tmp/rd/link belongs to uid" -- \
+    env KSANDWICH_CACHE="$tmp/rd/link/../cache" "$ks" run default --dry-run --out "$tmp/o-dotdot"
+  expect_error "KSANDWICH_CACHE: a new cache in a shared directory" "$tmp/shared lets others write in it" -- \
+    env KSANDWICH_CACHE="$tmp/shared/cache" "$ks" run default --dry-run --out "$tmp/o-shared-cache"
+  expect_error "run --out: a new directory in a shared directory" "$tmp/shared lets others write in it" -- \
+    "$ks" run default --dry-run --out "$tmp/shared/run"
+  cp "$tmp/missing-device.json" "$tmp/theirs-device.json" && chown nobody "$tmp/theirs-device.json"
+  expect_error "run: an experiment another user wrote names a device" "root formats the device it names" -- \
+    "$ks" run "$tmp/theirs-device.json" --dry-run --out "$tmp/o-theirs-device"
+  if [ -e "$tmp/o-theirs" ] || [ -e "$tmp/o-ours" ] || [ -e "$tmp/shared/cache" ] || [ -e "$tmp/shared/run" ] ||
+     [ -e "$tmp/o-dotdot" ] || [ -e "$tmp/o-shared-cache" ] || [ -e "$tmp/o-theirs-device" ]; then
+    echo "FAIL: a refused run made its --out or cache"; failures=$((failures + 1))
+  fi
   if [ -e "$tmp/rootdir/out.xml" ] || [ -e "$tmp/rootonly/new.db" ]; then
     echo "FAIL: root wrote where a planted link led"; failures=$((failures + 1))
   fi
@@ -328,6 +345,9 @@ else
 fi
 expect_error "cleanup \"\"" "is empty" -- "$ks" cleanup ""
 expect_error "run --resume \"\"" "is empty" -- "$ks" run --resume ""
+# A run directory of one's own whose bundle has a field of another type: exit 2, not 70.
+mkdir "$tmp/odd-run" && jq '.experiment_file = 5' "$KS_SOURCE_DIR/tests/data/bundles/host-screen.json" >"$tmp/odd-run/bundle.json"
+expect_error "run --resume: experiment_file is a number" "experiment_file is not a path" -- "$ks" run --resume "$tmp/odd-run" --dry-run
 expect_error "report --tested-by with a line break" "not a mail address" -- \
   "$ks" report "$bundle" --format eml --tested-by "$(printf 'Eve <e@x>\nBcc: x@y')"
 expect_error "report --in-reply-to with a space" "not a Message-ID" -- "$ks" report "$bundle" --format eml --in-reply-to "a b@x"
