@@ -1,10 +1,14 @@
 // The real agent binary on a real btrfs (loop over /dev/shm, made by ks::storage), with
 // small parameters: every workload's JSON lines, the semantic checks, and bad input.
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -225,6 +229,51 @@ TEST_CASE("agent fio: the shipped job runs and fio's JSON is kept", "[agent][btr
   CHECK(r["bytes_per_s"].get<double>() == fio_job["write"]["bw_bytes"].get<double>());
   CHECK(r["ops"] == fio_job["write"]["total_ios"]);
   check_clean(btrfs->mount_point());
+}
+
+namespace {
+
+// The processes whose command line holds TEXT.
+int processes_with(const std::string& text) {
+  int n = 0;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator("/proc", ec)) {
+    auto cmdline = ks::try_read_file(entry.path() / "cmdline");
+    if (!cmdline) continue;
+    std::replace(cmdline->begin(), cmdline->end(), '\0', ' ');
+    if (cmdline->find(text) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("agent fio: killed mid-round, it leaves no fio job writing", "[agent][btrfs][fio]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("fio"), "fio missing (apt-get install fio)");
+  KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "the agent is not built");
+  auto btrfs = scratch_btrfs();
+  // A job file of a name no other process has: fio and each of its jobs carry it.
+  auto job = fs::path("/dev/shm") / ("ks-agent-kill-" + std::to_string(getpid()) + ".fio");
+  ks::write_file(job, ks::read_file(ks::test::source_dir() / "workloads/fio/dio-randwrite.fio"));
+  pid_t agent = fork();
+  REQUIRE(agent >= 0);
+  if (agent == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    execl(ks::test::agent_binary().c_str(), "ksandwich-agent", "fio", "--dir", btrfs->mount_point().c_str(), "--job",
+          job.c_str(), "--rounds", "1", "--runtime-s", "60", "--jobs", "2", "--file-size-mib", "16", nullptr);
+    _exit(127);
+  }
+  // fio and its two jobs, writing; then the agent dies as under ksandwich's SIGKILL.
+  int running = 0;
+  for (int i = 0; i < 300 && running < 3; ++i, usleep(100'000)) running = processes_with(job.string());
+  kill(agent, SIGKILL);
+  waitpid(agent, nullptr, 0);
+  CHECK(running >= 3);
+  int left = 0;
+  for (int i = 0; i < 100 && (left = processes_with(job.string())) > 0; ++i) usleep(100'000);
+  INFO("processes still running " << job << " 10 s after the agent was killed");
+  CHECK(left == 0);
+  fs::remove(job);
 }
 
 TEST_CASE("agent --out writes the lines to the file, not stdout", "[agent][btrfs]") {

@@ -3,6 +3,8 @@
 // in job files), so the same file also runs under plain fio; see dio-randwrite.fio.
 // A round's elapsed_ns is the whole fio run (start-up, layout, ramp) on the agent's clocks;
 // its iops and bytes_per_s are fio's own figures for the measured window.
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 
@@ -56,6 +58,18 @@ class Fio final : public Workload {
     version.argv = {fio_.string(), "--version"};
     version.timeout = std::chrono::seconds(30);
     params_["fio_version"] = trim(proc::run(version).out);
+    // fio forks a process per job. Killed (ksandwich's SIGKILL reaches the agent, and the
+    // runner passes it on to fio), fio would die but its jobs would go on writing, keeping
+    // the mount busy for cleanup. In a PID namespace of their own whose first process dies
+    // with the agent they all end: util-linux's unshare --kill-child, where it works (root,
+    // a kernel with PID namespaces; a guest's may have none).
+    const std::vector<std::string> own_namespace = {"unshare", "--pid", "--fork", "--kill-child"};
+    proc::Command probe;
+    probe.argv = own_namespace;
+    probe.argv.push_back("true");
+    probe.timeout = std::chrono::seconds(10);
+    if (::geteuid() == 0 && proc::have_program("unshare") && proc::run(probe).ok()) launcher_ = own_namespace;
+    params_["fio_own_pid_namespace"] = !launcher_.empty();
   }
 
   RoundResult run_round() override {
@@ -65,7 +79,8 @@ class Fio final : public Workload {
     } cleanup{nocow_dir_};
 
     proc::Command command;
-    command.argv = {fio_.string(), "--output-format=json", job_.string()};
+    command.argv = launcher_;
+    command.argv.insert(command.argv.end(), {fio_.string(), "--output-format=json", job_.string()});
     // Generous: layout, ramp and start delay come on top of the runtime.
     command.timeout = std::chrono::seconds(300 + std::llround(10 * runtime_s_));
     command.env = env_;
@@ -104,6 +119,7 @@ class Fio final : public Workload {
   fs::path fio_;
   double runtime_s_;
   std::vector<std::pair<std::string, std::string>> env_;
+  std::vector<std::string> launcher_;  // what fio runs under: its own PID namespace, or nothing
   Json params_;
 };
 
