@@ -41,10 +41,11 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
   auto state = fs::absolute(bm::state_dir());
   fs::create_directories(state);
   fs::create_directories(wants_link(dir).parent_path());
-  // What the resumed run must find as the run found it: the kernel cache (systemd passes
-  // no environment of the shell that installed the unit). Paths only: no spaces.
+  // What the resumed run must find as the run found it: the kernel cache, and under sudo
+  // who the sudo user was, whose cache root accepts (systemd passes no environment of the
+  // shell that installed the unit). Paths and numbers only: no spaces.
   std::vector<std::pair<std::string, std::string>> env;
-  for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR"})
+  for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR", "SUDO_UID", "SUDO_GID"})
     if (const char* v = std::getenv(name); v && *v) {
       if (std::string(v).find_first_of(" \t\n\"'\\") != std::string::npos)
         throw UserError(std::string("$") + name + " holds a space or a quote", "set it to a plain path");

@@ -55,8 +55,10 @@ void add_reply_options(CLI::App* cmd, report::Options& reply);
 // directory no one else can change (an existing DIR: this user's alone). OPTION names it.
 void check_output_dir(const std::filesystem::path& dir, const std::string& option);
 // The same for an output file (junit --out, analyze --out): its place, not its kind (the
-// writer refuses a device or FIFO and replaces a link instead of following it).
-void check_output_file(const std::filesystem::path& file, const std::string& option);
+// writer refuses a device or FIFO and replaces a link instead of following it). IN_PLACE: a
+// file written where it is (a SQLite database and its journals beside it), so an existing one
+// must be no one else's, and a new one not made where others may write.
+void check_output_file(const std::filesystem::path& file, const std::string& option, bool in_place = false);
 
 // For an option that names a path: an empty value is refused (leaving the option out is how
 // to get its default), so `--out ""` never quietly means the default.

@@ -30,7 +30,7 @@ void set_history_command(CLI::App& app, Context& context) {
   add->add_option("--history", *db, "the history file (created when missing)")->required();
   add->add_option("bundles", *bundles, "bundle.json of finished runs")->required();
   add->callback([db, bundles, &context] {
-    check_output_file(*db, "--history");
+    check_output_file(*db, "--history", true);
     history::Store store(*db);
     for (auto& b : *bundles) {
       check_json_file(b, "bundle");

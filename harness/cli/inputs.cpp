@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 #include "cli/commands.hpp"
 #include "experiment/strict_json.hpp"
@@ -100,12 +99,11 @@ const CLI::Validator& material_pct() {
 namespace {
 
 // Where an output may go: not under /proc, /sys or /dev (kernel objects), nor the state
-// directory (the journal key and the machine lock); and for root, every directory on the way
-// is one no one else can change (whoever can plant a link in it decides where root writes).
-// REAL is the output's resolved path; GIVEN how the user wrote it; DIRECTORY whether the
-// output is a directory the run makes.
+// directory (the journal key and the machine lock); and for root, nowhere someone else could
+// change (util's untrusted_on_the_way: whoever can plant a link on the way decides where root
+// writes). REAL is the output's resolved path; GIVEN how the user wrote it; ROLE what it is.
 void check_output_place(const fs::path& real, const fs::path& given, const std::string& option,
-                        const std::string& hint, bool directory) {
+                        const std::string& hint, PathRole role) {
   for (const char* pseudo : {"/proc", "/sys", "/dev"}) {
     auto p = real.string();
     if (p == pseudo || starts_with(p, std::string(pseudo) + "/"))
@@ -117,42 +115,10 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
     throw UserError(option + " " + given.string() + " is under " + kStateDir.string() +
                         ", where ksandwich keeps its journal key and machine lock",
                     hint);
-  if (::geteuid() != 0) return;  // what follows guards root; anyone else writes only where they may
-  // Every directory on the way, as written and as resolved: one someone else can change
-  // could swap a component for a link between this check and the writes.
-  const auto given_abs = fs::absolute(given).lexically_normal();
-  for (const auto* path : {&given_abs, &real}) {
-    fs::path prefix;
-    std::optional<struct stat> parent;
-    for (auto& part : *path) {
-      prefix /= part;
-      struct stat st{};
-      if (::stat(prefix.c_str(), &st) != 0) {
-        // The rest is made by the run: a directory it makes (a file it creates exclusively
-        // and renames into place) must not lie where another user could make it first.
-        if ((directory || prefix != *path) && parent && others_may_write(*parent))
-          throw UserError(option + " " + given.string() + ": " + prefix.parent_path().string() +
-                              " lets others write in it, where " + prefix.filename().string() +
-                              " would be made (they could make it first, or a link by that name)",
-                          "make the directory first (mkdir " + shell_quote(prefix.string()) +
-                              "), or name a place only you (or root) can change, e.g. " + option + " results/my-run");
-        break;
-      }
-      parent = st;
-      const bool last = prefix == *path;
-      if (!S_ISDIR(st.st_mode)) {
-        if (last) break;  // an existing output file: the writer replaces it, or refuses a device
-        throw UserError(option + " " + given.string() + ": " + prefix.string() + " is not a directory", hint);
-      }
-      // An existing output directory: this user's alone. A directory on the way: see trusted_dir.
-      const bool ok = last && path == &real ? st.st_uid == ::geteuid() && !others_may_write(st) : trusted_dir(st);
-      if (!ok)
-        throw UserError(option + " " + given.string() + ": " + prefix.string() + " belongs to uid " +
-                            std::to_string(st.st_uid) +
-                            (others_may_write(st) ? " or others may write to it" : ""),
-                        "name a place only you (or root) can change, e.g. " + option + " results/my-run");
-    }
-  }
+  if (auto why = untrusted_on_the_way(given, role))
+    throw UserError(option + " " + given.string() + ": " + *why,
+                    "name a place only you (or root) can change, e.g. " + option +
+                        " results/my-run (in a shared directory such as /tmp, make it first as root: mkdir)");
 }
 
 fs::path resolved(const fs::path& path, const std::string& option, const std::string& hint) {
@@ -174,12 +140,13 @@ void check_output_dir(const fs::path& dir, const std::string& option) {
     throw UserError(option + " " + dir.string() + " is a symbolic link to nothing", hint);
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw UserError(option + " " + dir.string() + " exists and is not a directory", hint);
-  check_output_place(resolved(dir, option, hint), dir, option, hint, true);
+  check_output_place(resolved(dir, option, hint), dir, option, hint, PathRole::kOwnDirectory);
 }
 
-void check_output_file(const fs::path& file, const std::string& option) {
+void check_output_file(const fs::path& file, const std::string& option, bool in_place) {
   const std::string hint = "name a file in a directory of yours, e.g. " + option + " results/out";
-  check_output_place(resolved(file, option, hint), file, option, hint, false);
+  check_output_place(resolved(file, option, hint), file, option, hint,
+                     in_place ? PathRole::kTrustedFile : PathRole::kReplacedFile);
 }
 
 void check_json_file(const fs::path& path, const std::string& what) {

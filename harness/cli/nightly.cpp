@@ -33,7 +33,7 @@ void set_nightly_command(CLI::App& app, Context& context) {
           experiment::parse_file(o.experiment_file), "nightly");
     o.dry_run = args->dry_run;
     set_tool(o, context);
-    check_output_file(args->db, "--history");
+    check_output_file(args->db, "--history", true);
     if (!args->dry_run) history::Store store(args->db);  // refuse a bad history before hours of running
     int code = pipeline::run(o);
     append_step_summary(o);

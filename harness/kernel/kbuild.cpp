@@ -175,7 +175,7 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
   in.ccache_dir = request.ccache_dir             ? fs::absolute(*request.ccache_dir)
                   : env_ccache && *env_ccache    ? fs::absolute(env_ccache)
                                                  : in.cache / "ccache";
-  if (request.use_ccache) source::check_cache_root(in.ccache_dir, "ccache directory");  // linked into the kernel
+  if (request.use_ccache) in.ccache_dir = source::check_cache_root(in.ccache_dir, "ccache directory");  // linked in
   in.jobs = request.jobs > 0 ? request.jobs
                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

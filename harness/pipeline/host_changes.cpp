@@ -280,17 +280,9 @@ void require_own_run_dir(const fs::path& out_dir) {
 }
 
 void require_trusted_input(const fs::path& file, const std::string& what) {
-  if (::geteuid() != 0) return;
-  for (auto& path : {fs::absolute(file), fs::absolute(file).parent_path()}) {
-    struct stat st{};
-    if (::stat(path.c_str(), &st) != 0) continue;  // reading it says what is wrong
-    const bool trusted = S_ISDIR(st.st_mode) ? trusted_dir(st) : trusted_dir(st) && !others_may_write(st);
-    if (!trusted)
-      throw UserError(what + ": " + path.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                          (others_may_write(st) ? " or others may write to it" : "") +
-                          ", and root formats the device it names on its word",
-                      "keep experiments that name a device where only you (or root) can change them");
-  }
+  if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile))
+    throw UserError(what + ": " + *why + ", and root formats the device it names on its word",
+                    "keep experiments that name a device where only you (or root) can change them");
 }
 
 std::string describe(const Entry& e) {

@@ -36,8 +36,8 @@ fs::path journal_file(const fs::path& out_dir);
 void require_own_run_dir(const fs::path& out_dir);
 
 // An input root takes at its word about what to format (an experiment naming a device): for
-// root, FILE and its directory must be ones no one but root, this user or the sudo user can
-// change (util's trusted_dir). Throws UserError naming WHAT.
+// root, FILE and the way to it must be such that no one but root, this user or the sudo user
+// can change them (util's untrusted_on_the_way). Throws UserError naming WHAT.
 void require_trusted_input(const fs::path& file, const std::string& what);
 
 // Where cleanup may act: what a run makes lies only there. Tests point them at a temporary

@@ -117,45 +117,21 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
   const std::string hint =
       "use a cache only root (or you, under sudo) can change: unset KSANDWICH_CACHE and CCACHE_DIR "
       "for root's own in /var/cache/ksandwich, or make it and its folders yours alone (chown, chmod go-w)";
-  auto refuse = [&](const fs::path& dir, const std::string& why) {
-    throw UserError(what + " " + root.string() + ": " + dir.string() + " " + why, hint);
+  auto refuse = [&](const std::string& why, const std::string& also = "") {
+    throw UserError(what + " " + root.string() + ": " + why, also.empty() ? hint : also);
   };
-  auto owner = [](const struct stat& st) {
-    return "belongs to uid " + std::to_string(st.st_uid) + (others_may_write(st) ? " and others may write to it" : "");
-  };
+  if (auto why = untrusted_on_the_way(root, PathRole::kTrustedDirectory)) refuse(*why);
+  const auto real = fs::weakly_canonical(fs::absolute(root));  // resolvable: checked above
+  // Its entries (build/, source/, ccache's 0-f and ccache.conf, which names commands ccache
+  // runs) are its maker's own: never links, never another's.
   std::error_code ec;
-  // As written, "..", links and all (the kernel follows a link before it goes up), and as
-  // resolved, which is the path the cache is used by from here on.
-  const auto written = fs::absolute(root, ec);
-  const auto real = fs::weakly_canonical(written, ec);
-  // Every directory on the way (one someone else can change could be swapped for a link) and
-  // the cache itself, which not even a sticky bit makes shared. What does not exist yet is
-  // made later, so it must lie in a directory no one else may write to (in a shared /tmp,
-  // another user could make that name first).
-  for (const auto* path : {&written, &real}) {
-    fs::path prefix;
-    std::optional<struct stat> parent;
-    for (auto& part : *path) {
-      if (part.empty()) continue;  // a trailing slash
-      prefix /= part;
-      struct stat st{};
-      if (::stat(prefix.c_str(), &st) != 0) {
-        if (parent && others_may_write(*parent))
-          refuse(prefix.parent_path(), "lets others write in it, where " + prefix.filename().string() +
-                                           " would be made (they could make it first)");
-        break;
-      }
-      if (!S_ISDIR(st.st_mode)) refuse(prefix, "is not a directory");
-      if (!trusted_dir(st) || (prefix == *path && others_may_write(st))) refuse(prefix, owner(st));
-      parent = st;
-    }
-  }
-  // Its folders (build/, source/, ccache's 0-f) are its maker's own: never links, never another's.
   for (auto& entry : fs::directory_iterator(real, ec)) {
     struct stat st{};
     if (::lstat(entry.path().c_str(), &st) != 0) continue;
-    if (S_ISLNK(st.st_mode)) refuse(entry.path(), "is a symbolic link");
-    if (S_ISDIR(st.st_mode) && (!trusted_dir(st) || others_may_write(st))) refuse(entry.path(), owner(st));
+    if (S_ISLNK(st.st_mode))
+      refuse(entry.path().string() + " is a symbolic link",
+             "a link could lead anywhere: move the folder itself there, or point the cache at the other disk");
+    if (!trusted_dir(st) || others_may_write(st)) refuse(entry.path().string() + " " + owner_text(st));
   }
   return real;
 }

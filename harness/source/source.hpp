@@ -42,12 +42,10 @@ struct PreparedSource {
 fs::path default_cache_root();
 
 // The cache holds what root compiles, boots and kexecs: a Makefile or a kernel planted in it
-// runs as root. So for root, every directory on the way to ROOT, ROOT itself and each of its
-// folders must be one no one else can change (util's trusted_dir; ROOT and its folders not
-// shared even when sticky), no entry of ROOT a link, and what is not made yet to be made in
-// a directory no one else may write to. Returns ROOT resolved; throws UserError
-// naming WHAT and the directory. For anyone else it checks nothing. (ccache's directory
-// too: what it hands back is linked into the kernel.)
+// runs as root. So for root, the way to ROOT and ROOT itself must be such that no one else can
+// change them (util's untrusted_on_the_way, as a cache), and its entries neither links nor
+// another's. Returns ROOT resolved (for anyone else ROOT as given, unchecked); throws
+// UserError naming WHAT. (ccache's directory too: what it hands back is linked into the kernel.)
 fs::path check_cache_root(const fs::path& root, const std::string& what = "kernel cache");
 
 // Checks, touching nothing, that the source exists (the git tree and its commit, and

@@ -4,9 +4,12 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ks {
 
@@ -29,6 +32,53 @@ bool trusted_dir(const struct stat& st) {
   if (!trusted_owner) return false;
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
   return (st.st_mode & S_ISVTX) || !others_may_write(st) || (sudo_gid && std::to_string(st.st_gid) == sudo_gid);
+}
+
+std::string owner_text(const struct stat& st) {
+  return "belongs to uid " + std::to_string(st.st_uid) + (others_may_write(st) ? " and others may write to it" : "");
+}
+
+std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& path, PathRole role) {
+  namespace fs = std::filesystem;
+  if (::geteuid() != 0) return std::nullopt;
+  std::error_code ec;
+  const auto written = fs::absolute(path, ec);
+  const auto real = ec ? fs::path() : fs::weakly_canonical(written, ec);
+  if (ec || real.empty()) return path.string() + " cannot be resolved: " + ec.message();
+  for (const auto* walked : {&written, &real}) {
+    std::vector<fs::path> parts;
+    for (auto& part : *walked)
+      if (!part.empty()) parts.push_back(part);  // not a trailing slash's empty name
+    fs::path prefix;
+    std::optional<struct stat> parent;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      prefix /= parts[i];
+      const bool last = i + 1 == parts.size();
+      struct stat st{};
+      if (::stat(prefix.c_str(), &st) != 0) {
+        if (errno != ENOENT) return prefix.string() + " cannot be examined: " + std::strerror(errno);
+        if ((!last || role != PathRole::kReplacedFile) && parent && others_may_write(*parent))
+          return prefix.parent_path().string() + " lets others write in it, where " + prefix.filename().string() +
+                 " would be made (they could make it first, or a link by that name)";
+        break;
+      }
+      parent = st;
+      const bool dir = S_ISDIR(st.st_mode);
+      if (!last || role == PathRole::kReplacedFile) {
+        if (!dir) {
+          if (last) break;  // an existing output file: replaced, never written through
+          return prefix.string() + " is not a directory";
+        }
+        if (!trusted_dir(st)) return prefix.string() + " " + owner_text(st);
+        continue;
+      }
+      const bool directory_role = role == PathRole::kOwnDirectory || role == PathRole::kTrustedDirectory;
+      if (dir != directory_role) return prefix.string() + (dir ? " is a directory" : " is not a directory");
+      const bool owner_ok = role == PathRole::kOwnDirectory ? st.st_uid == ::geteuid() : trusted_dir(st);
+      if (!owner_ok || others_may_write(st)) return prefix.string() + " " + owner_text(st);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace ks

@@ -3,6 +3,10 @@
 // group databases (NSS), which the statically linked agent must not pull in.
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <optional>
+#include <string>
+
 namespace ks {
 
 // Whether someone other than the owner of ST may write to it: the world, or a group that is
@@ -15,5 +19,26 @@ bool others_may_write(const struct stat& st);
 // in it, unless it is sticky (/tmp: no one renames what another made there) or shared only
 // with a group that is root's, the sudo user's or the owner's own private group.
 bool trusted_dir(const struct stat& st);
+
+// What PATH itself must be, where it exists, for root to use it.
+enum class PathRole {
+  kOwnDirectory,      // an output directory: this user's alone
+  kTrustedDirectory,  // a cache: trusted_dir's owners, and no one else may write to it
+  kReplacedFile,      // an output file, created exclusively and renamed over what is there
+  kTrustedFile,       // a file used in place or taken at its word (a database, an experiment)
+};
+
+// For root, why someone else could change what PATH leads to, as a sentence ("/a/b belongs to
+// uid 1000", "/tmp lets others write in it, where x would be made (...)"), or nullopt. Every
+// directory on the way, as written (made absolute; ".." and links as the kernel follows them)
+// and as resolved, must be trusted_dir; PATH itself as ROLE says; and what does not exist yet,
+// which the caller makes (for kReplacedFile, but its missing directories), must not be made
+// in a directory others may write to: they could make it first, as a link. A path that cannot
+// be resolved or examined is a reason too. For anyone else: nullopt (they write only where
+// they may).
+std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& path, PathRole role);
+
+// "belongs to uid N" and, when others may write to it, " and others may write to it".
+std::string owner_text(const struct stat& st);
 
 }  // namespace ks

@@ -19,6 +19,7 @@
 #include "storage/storage.hpp"
 #include "support/paths.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 #include "util/files.hpp"
 
 namespace fs = std::filesystem;
@@ -251,9 +252,12 @@ int processes_with(const std::string& text) {
 TEST_CASE("agent fio: killed mid-round, it leaves no fio job writing", "[agent][btrfs][fio]") {
   KS_SKIP_UNLESS(ks::proc::have_program("fio"), "fio missing (apt-get install fio)");
   KS_SKIP_UNLESS(fs::exists(ks::test::agent_binary()), "the agent is not built");
+  KS_SKIP_UNLESS(ks::proc::run(ks::proc::command({"unshare", "--pid", "--fork", "--kill-child", "true"})).ok(),
+                 "needs PID namespaces and util-linux's unshare --kill-child (root)");
   auto btrfs = scratch_btrfs();
   // A job file of a name no other process has: fio and each of its jobs carry it.
-  auto job = fs::path("/dev/shm") / ("ks-agent-kill-" + std::to_string(getpid()) + ".fio");
+  ks::test::TempDir tmp("ks-agent-kill");
+  auto job = tmp.path / "dio-randwrite.fio";
   ks::write_file(job, ks::read_file(ks::test::source_dir() / "workloads/fio/dio-randwrite.fio"));
   pid_t agent = fork();
   REQUIRE(agent >= 0);
@@ -273,7 +277,6 @@ TEST_CASE("agent fio: killed mid-round, it leaves no fio job writing", "[agent][
   for (int i = 0; i < 100 && (left = processes_with(job.string())) > 0; ++i) usleep(100'000);
   INFO("processes still running " << job << " 10 s after the agent was killed");
   CHECK(left == 0);
-  fs::remove(job);
 }
 
 TEST_CASE("agent --out writes the lines to the file, not stdout", "[agent][btrfs]") {

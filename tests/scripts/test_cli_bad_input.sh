@@ -305,11 +305,17 @@ if [ "$(id -u)" -eq 0 ]; then
     env KSANDWICH_CACHE="$tmp/shared/cache" "$ks" run default --dry-run --out "$tmp/o-shared-cache"
   expect_error "run --out: a new directory in a shared directory" "$tmp/shared lets others write in it" -- \
     "$ks" run default --dry-run --out "$tmp/shared/run"
+  expect_error "history add --history: a new database in a shared directory" "$tmp/shared lets others write in it" -- \
+    "$ks" history add --history "$tmp/shared/h.db" "$bundle"
+  : >"$tmp/theirs-h.db" && chown nobody "$tmp/theirs-h.db"
+  expect_error "history add --history: a database another user owns" "$tmp/theirs-h.db belongs to uid" -- \
+    "$ks" history add --history "$tmp/theirs-h.db" "$bundle"
   cp "$tmp/missing-device.json" "$tmp/theirs-device.json" && chown nobody "$tmp/theirs-device.json"
   expect_error "run: an experiment another user wrote names a device" "root formats the device it names" -- \
     "$ks" run "$tmp/theirs-device.json" --dry-run --out "$tmp/o-theirs-device"
   if [ -e "$tmp/o-theirs" ] || [ -e "$tmp/o-ours" ] || [ -e "$tmp/shared/cache" ] || [ -e "$tmp/shared/run" ] ||
-     [ -e "$tmp/o-dotdot" ] || [ -e "$tmp/o-shared-cache" ] || [ -e "$tmp/o-theirs-device" ]; then
+     [ -e "$tmp/o-dotdot" ] || [ -e "$tmp/o-shared-cache" ] || [ -e "$tmp/o-theirs-device" ] ||
+     [ -e "$tmp/shared/h.db" ] || [ -s "$tmp/theirs-h.db" ]; then
     echo "FAIL: a refused run made its --out or cache"; failures=$((failures + 1))
   fi
   if [ -e "$tmp/rootdir/out.xml" ] || [ -e "$tmp/rootonly/new.db" ]; then
