@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "boot/accel.hpp"
@@ -20,7 +21,7 @@ namespace ks::cli {
 namespace {
 
 // Which accelerator the main job would get here, decided by the same probe `run` uses.
-machine::Check accelerator_check(std::string& accel) {
+machine::Check accelerator_check(const std::filesystem::path& cache, std::string& accel) {
   const std::string fix =
       "TCG works everywhere but is slow and noisy; for KVM enable virtualization (firmware, nested "
       "virtualization) and modprobe kvm_intel or kvm_amd";
@@ -30,17 +31,15 @@ machine::Check accelerator_check(std::string& accel) {
     // the firmware probe can be run, which a KVM that hangs Linux guests passes.
     std::optional<std::filesystem::path> kernel;
     std::error_code ec;
-    auto builds = source::default_cache_root() / "build";
+    auto builds = cache / "build";
     for (auto& entry : std::filesystem::directory_iterator(builds, ec))
       if (std::filesystem::is_regular_file(entry.path() / "bzImage", ec)) kernel = entry.path() / "bzImage";
-    auto choice = boot::choose_accel("auto", source::default_cache_root(), kernel);
+    auto choice = boot::choose_accel("auto", cache, kernel);
     accel = choice.accel;
     return {"QEMU accelerator", true, false, true,
             choice.accel + ": " + choice.reason +
                 (kernel ? "" : " (firmware probe only: `run` confirms with its own kernel)"),
             choice.accel == "kvm" ? "" : fix};
-  } catch (const UserError& e) {  // the kernel cache cannot be used
-    return {"QEMU accelerator", false, false, true, e.what(), e.hint()};
   } catch (const std::exception& e) {
     return {"QEMU accelerator", false, false, true, e.what(), fix};
   }
@@ -79,17 +78,22 @@ void set_doctor_command(CLI::App& app, Context& context) {
   cmd->callback([as_json, &context] {
     // Installed (<prefix>/share/ksandwich holds no tools/), the fixes name the apt-get line.
     auto checks = machine::doctor_checks(machine::is_source_tree(context.repo_dir));
+    // The kernel cache is checked once: the accelerator probe and the time estimate read it,
+    // and a refused one (another user can change it) is one MISSING line, not three.
+    std::optional<std::filesystem::path> cache;
     std::string accel;
-    checks.push_back(accelerator_check(accel));
-    checks.push_back(machine::load_check(try_read_file("/proc/loadavg").value_or(""),
-                                         std::thread::hardware_concurrency()));
     try {
-      auto cache = source::default_cache_root();
-      checks.push_back(machine::cache_space_check(cache, machine::free_bytes(cache)));
-    } catch (const UserError& e) {  // a cache another user can change
+      cache = source::default_cache_root();
+    } catch (const UserError& e) {
       checks.push_back({"kernel cache", false, true, true, e.what(), e.hint()});
     }
-    checks.push_back(main_job_time_check(context.repo_dir));
+    if (cache) checks.push_back(accelerator_check(*cache, accel));
+    checks.push_back(machine::load_check(try_read_file("/proc/loadavg").value_or(""),
+                                         std::thread::hardware_concurrency()));
+    if (cache) {
+      checks.push_back(machine::cache_space_check(*cache, machine::free_bytes(*cache)));
+      checks.push_back(main_job_time_check(context.repo_dir));
+    }
     // Whether calls can really be counted: a locked-down kernel lists the function tracer
     // but refuses to trace (EPERM), so the probe reads what counting needs.
     auto tracing = trace::probe_tracing();

@@ -289,8 +289,8 @@ if [ "$(id -u)" -eq 0 ]; then
   expect_error "build: CCACHE_DIR another user owns" "ccache directory $tmp/theirs: $tmp/theirs belongs" -- env CCACHE_DIR="$tmp/theirs" \
     "$ks" build --preflight
   out=$(KSANDWICH_CACHE="$tmp/theirs" "$ks" doctor 2>&1)
-  if ! grep -q "^MISSING kernel cache .*belongs to uid" <<<"$out"; then
-    echo "FAIL doctor does not name a cache another user owns: $out"; failures=$((failures + 1))
+  if ! grep -q "^MISSING kernel cache .*belongs to uid" <<<"$out" || [ "$(grep -c "belongs to uid" <<<"$out")" -ne 1 ]; then
+    echo "FAIL doctor does not name a cache another user owns, once: $out"; failures=$((failures + 1))
   else
     echo "ok   doctor: $(grep "^MISSING kernel cache" <<<"$out")"
   fi
@@ -357,6 +357,21 @@ expect_error "run --resume: experiment_file is a number" "experiment_file is not
 expect_error "report --tested-by with a line break" "not a mail address" -- \
   "$ks" report "$bundle" --format eml --tested-by "$(printf 'Eve <e@x>\nBcc: x@y')"
 expect_error "report --in-reply-to with a space" "not a Message-ID" -- "$ks" report "$bundle" --format eml --in-reply-to "a b@x"
+
+# The bare-metal boot unit carries what the resumed run must find as the run found it: the
+# kernel cache, ccache, and who the sudo user was (systemd passes no environment of its own).
+mkdir "$tmp/bm-units"
+if KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/bm-cache" CCACHE_DIR="$tmp/bm-ccache" \
+  SUDO_UID=4242 SUDO_GID=4243 "$ks" baremetal install --unit-dir "$tmp/bm-units" >/dev/null 2>&1 &&
+  grep -qx "Environment=KSANDWICH_BAREMETAL_STATE=$tmp/bm-state KSANDWICH_CACHE=$tmp/bm-cache CCACHE_DIR=$tmp/bm-ccache SUDO_UID=4242 SUDO_GID=4243" \
+    "$tmp/bm-units/ksandwich-resume.service"; then
+  echo "ok   baremetal install: the unit carries the cache and the sudo user"
+else
+  echo "FAIL baremetal install: the unit lacks the cache or the sudo user:"; cat "$tmp/bm-units/"*.service
+  failures=$((failures + 1))
+fi
+expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space or a quote" -- \
+  env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/a'b" "$ks" baremetal install --unit-dir "$tmp/bm-units"
 
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
