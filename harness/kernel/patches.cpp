@@ -161,12 +161,16 @@ std::string decode_body(const std::string& body, const std::string& encoding) {
 // nests its parts a level or two; parts nested deeper than kMaxMimeDepth are not looked into
 // (each level copies its parts: 4,000 levels cost gigabytes).
 constexpr int kMaxMimeDepth = 8;
+constexpr size_t kMaxBoundary = 70;
 std::string message_text(const Message& m, int depth = 0) {
   auto type = m.header("content-type");
   if (lower(type).find("multipart/") == std::string::npos)
     return decode_body(m.body, m.header("content-transfer-encoding"));
-  auto boundary = parameter(type, "boundary");
-  if (boundary.empty()) return m.body;
+  // RFC 2046 allows 1 to 70 characters; a longer one is no boundary (each body line would be
+  // compared with it: a megabyte of boundary over a million lines is hours).
+  const auto boundary = parameter(type, "boundary");
+  if (boundary.empty() || boundary.size() > kMaxBoundary) return m.body;
+  const std::string delimiter = "--" + boundary, close_delimiter = delimiter + "--";
   std::string fallback;
   // Parts sit between "--boundary" lines.
   auto lines = split(m.body, '\n');
@@ -186,10 +190,10 @@ std::string message_text(const Message& m, int depth = 0) {
   };
   for (auto& raw : lines) {
     auto line = strip_cr(raw);
-    if (line == "--" + boundary || line == "--" + boundary + "--") {
+    if (line == delimiter || line == close_delimiter) {
       if (auto found = finish()) return *found;
       part.clear();
-      inside = line == "--" + boundary;
+      inside = line == delimiter;
       continue;
     }
     if (inside) part.push_back(line);
@@ -198,16 +202,15 @@ std::string message_text(const Message& m, int depth = 0) {
   return fallback;
 }
 
-// mboxrd escapes body lines that start with "From " as ">From "; undo one level.
+// mboxrd escapes body lines that start with "From " as ">From "; undo one level. Nothing else
+// changes (a body read back from a file series wrote is the body it wrote).
 std::string unescape_from(const std::string& body) {
-  std::string out;
-  for (auto& line : split(body, '\n')) {
+  auto lines = split(body, '\n');
+  for (auto& line : lines) {
     auto quotes = line.find_first_not_of('>');
-    const bool escaped = quotes != std::string::npos && quotes > 0 && line.compare(quotes, 5, "From ") == 0;
-    out += (escaped ? line.substr(1) : line) + "\n";
+    if (quotes != std::string::npos && quotes > 0 && line.compare(quotes, 5, "From ") == 0) line.erase(0, 1);
   }
-  if (!body.empty() && body.back() != '\n' && !out.empty()) out.pop_back();
-  return out;
+  return join(lines, "\n");
 }
 
 // The messages of a mailbox, each as its lines (without the "From " separator).

@@ -1,6 +1,8 @@
 #include "kernel/series.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -33,6 +35,23 @@ std::string slug(const std::string& subject) {
   return out.empty() ? "patch" : out;
 }
 
+// TEXT as the body of an mboxrd message: a line starting with "From " after any '>' gets one
+// '>' more, which the parser takes off again. Unescaped, a decoded body's "From " line followed
+// by header lines would start a message of its own when the file is read back: one the mail
+// did not show, with its own encoding (a diff hidden in base64).
+std::string mboxrd_body(std::string_view text) {
+  std::string out;
+  for (size_t start = 0; start < text.size();) {
+    auto end = std::min(text.find('\n', start), text.size() - 1) + 1;
+    auto line = text.substr(start, end - start);
+    auto quotes = line.find_first_not_of('>');
+    if (quotes != std::string_view::npos && line.substr(quotes).starts_with("From ")) out += '>';
+    out += line;
+    start = end;
+  }
+  return out;
+}
+
 std::string pad(int k, int n) {
   auto width = std::to_string(n).size();
   auto s = std::to_string(k);
@@ -62,7 +81,7 @@ std::vector<SeriesPatchFile> split_series(std::string_view mbox_text, const std:
     if (!p.date.empty()) f.text += "Date: " + p.date + "\n";
     f.text += "Subject: " + p.subject + "\n";
     if (!p.message_id.empty()) f.text += "Message-ID: " + p.message_id + "\n";
-    f.text += "\n" + p.text;
+    f.text += "\n" + mboxrd_body(p.text);
     out.push_back(std::move(f));
   }
   return out;

@@ -396,3 +396,17 @@ TEST_CASE("select_series in the corners of real threads: reviewers' patches, PAT
   std::string twice = refs + message("[PATCH 1/2] a again", "<1b@x>", body, below("<c@x>"));
   CHECK_THROWS_WITH(select_series(twice, "<c@x>", "t"), Catch::Contains("two patches 1/2: <1@x> and <1b@x>"));
 }
+
+TEST_CASE("a MIME boundary is at most 70 characters (RFC 2046): a longer one is no boundary, so no line is compared with it (sixth attack)",
+          "[build][patches]") {
+  auto mail = [](const std::string& boundary) {
+    return message("[PATCH] m", "<m@x>",
+                   "--" + boundary + "\nContent-Type: text/plain\n\nBody.\n---\n" + kDiff + "--" + boundary + "--\n",
+                   "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" + boundary + "\"\n");
+  };
+  auto split = parse_patch_file(mail(std::string(70, 'b')), "70.mbox").patches.at(0).text;
+  CHECK(contains(split, "Body."));
+  CHECK(!contains(split, std::string(70, 'b')));  // the part, without its delimiters
+  auto whole = parse_patch_file(mail(std::string(71, 'b')), "71.mbox").patches.at(0).text;
+  CHECK(contains(whole, "--" + std::string(71, 'b') + "\nContent-Type: text/plain"));  // the body as it is
+}

@@ -146,3 +146,38 @@ TEST_CASE("a mailbox of more patches than a series has is refused: experiment k 
             "diff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n\n";
   CHECK_THROWS_WITH(split_series(mbox, "big.mbox"), Catch::Contains("201 patches; a series is at most 200"));
 }
+
+TEST_CASE("a body line \">From \" stays escaped in the split files: reading one back gives its one patch, not a hidden second (sixth attack)") {
+  // "diff --git a/HIDDEN.c b/HIDDEN.c\n--- a/HIDDEN.c\n+++ b/HIDDEN.c\n@@ -0,0 +1 @@\n+HIDDEN\n", base64.
+  const std::string hidden =
+      "ZGlmZiAtLWdpdCBhL0hJRERFTi5jIGIvSElEREVOLmMKLS0tIGEvSElEREVOLmMKKysrIGIvSElEREVOLmMKQEAgLTAsMCArMSBA"
+      "QAorSElEREVOCg==";
+  const std::string mail =
+      "From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\n"
+      "From: A Developer <dev@example.org>\n"
+      "Subject: [PATCH] btrfs: x\n"
+      "Message-ID: <one@example.org>\n"
+      "\n"
+      "Fix it.\n"
+      "---\n"
+      "diff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n"
+      "--- a/fs/btrfs/x.c\n"
+      "+++ b/fs/btrfs/x.c\n"
+      "@@ -1 +1 @@\n"
+      "-old\n"
+      "+new\n"
+      ">From nobody Mon Sep 17 00:00:00 2001\n"
+      ">>From two levels\n"
+      "Content-Transfer-Encoding: base64\n"
+      "Subject: x\n"
+      "\n" + hidden + "\n";
+  auto files = split_series(mail, "smuggle.mbox");
+  REQUIRE(files.size() == 1);
+  auto first = parse_patch_file(mail, "smuggle.mbox").patches.at(0);
+  auto again = parse_patch_file(files[0].text, files[0].name);
+  REQUIRE(again.patches.size() == 1);
+  CHECK(again.patches[0].files == std::vector<std::string>{"fs/btrfs/x.c"});
+  CHECK(again.patches[0].text == first.text);  // the round trip keeps the text, its hash with it
+  CHECK(again.patches[0].text.find("\nFrom nobody") != std::string::npos);
+  CHECK(again.patches[0].text.find("\n>From two levels") != std::string::npos);
+}
