@@ -74,7 +74,7 @@ void uninstall(const fs::path& dir) {
 // Goes on with the registered run; what it prints goes to the console and the journal.
 int resume(Context& context) {
   auto pending = bm::state_dir() / "pending";
-  auto dir = trim(try_read_file(pending).value_or(""));
+  auto dir = bm::pending_run();
   if (dir.empty()) {
     std::printf("ksandwich baremetal resume: no run is waiting (%s)\n", pending.c_str());
     return 0;
@@ -84,12 +84,12 @@ int resume(Context& context) {
   o.after_switch = true;
   o.out_dir = dir;
   set_tool(o, context);
-  std::printf("ksandwich baremetal resume: going on with %s\n", dir.c_str());
+  std::printf("ksandwich baremetal resume: going on with %s\n", one_line(dir).c_str());
   std::fflush(stdout);
   // Returns when the run is over or cannot go on: then nothing waits any more, so the next
   // boot does not retry it (a run that switched again has registered itself anew).
   auto done = [&] {
-    if (trim(try_read_file(pending).value_or("")) == dir) fs::remove(pending);
+    if (bm::pending_run() == dir) fs::remove(pending);
   };
   try {
     int code = pipeline::run(o);
@@ -122,7 +122,7 @@ void set_baremetal_command(CLI::App& app, Context& context) {
   auto* st = cmd->add_subcommand("status", "the run waiting for the boot hook, and whether the unit is installed");
   st->add_option("--unit-dir", *unit_dir, "where systemd units live")->capture_default_str();
   st->callback([unit_dir] {
-    auto pending = trim(try_read_file(bm::state_dir() / "pending").value_or(""));
+    auto pending = one_line(bm::pending_run());
     auto unit = unit_file(fs::absolute(*unit_dir));
     std::printf("waiting run: %s\nboot hook: %s\n", pending.empty() ? "none" : pending.c_str(),
                 fs::exists(unit) ? ("installed, " + unit.string()).c_str() : "not installed");

@@ -322,6 +322,40 @@ if [ "$(id -u)" -eq 0 ]; then
     echo "FAIL: root wrote where a planted link led"; failures=$((failures + 1))
   fi
   if [ -n "$(ls -A "$tmp/theirs/sink")" ]; then echo "FAIL: root wrote through a planted link"; failures=$((failures + 1)); fi
+  # Sixth attack: the bare-metal state directory (root's boot hook resumes the run named in its
+  # `pending`), a series directory another user can change (the Slurm jobs read its experiments
+  # when they start), and earlier measurements bisect would take as its own.
+  mkdir -p "$tmp/bm-theirs" "$tmp/bm-fifo" "$tmp/bm-link" "$tmp/bm-esc" && chown nobody "$tmp/bm-theirs"
+  expect_error "baremetal status: a state directory another user owns" "bare-metal state directory $tmp/bm-theirs: $tmp/bm-theirs belongs to uid" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/bm-theirs" "$ks" baremetal status
+  expect_error "baremetal install: a state directory another user owns" "$tmp/bm-theirs belongs to uid" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/bm-theirs" "$ks" baremetal install --unit-dir "$tmp/bm-units-theirs"
+  mkfifo "$tmp/bm-fifo/pending"
+  expect_error "baremetal resume: a FIFO for pending (it would hang the boot)" "not a regular file" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/bm-fifo" timeout 20 "$ks" baremetal resume
+  ln -s /etc/shadow "$tmp/bm-link/pending"
+  expect_error "baremetal status: pending is a link" "symbolic link" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/bm-link" "$ks" baremetal status
+  printf '/x\033]0;PWNED\a\033[2J\n' >"$tmp/bm-esc/pending"
+  out=$(KSANDWICH_BAREMETAL_STATE="$tmp/bm-esc" "$ks" baremetal status 2>&1)
+  if grep -q $'\x1b' <<<"$out" || [ -e "$tmp/bm-units-theirs" ]; then
+    echo "FAIL baremetal status printed escapes, or install wrote a unit: $(cat -v <<<"$out")"; failures=$((failures + 1))
+  else
+    echo "ok   baremetal status: $(head -n1 <<<"$out" | cut -c1-80)"
+  fi
+  "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" \
+    --out "$tmp/ser-theirs" >/dev/null 2>&1 && chown -R nobody "$tmp/ser-theirs"
+  if command -v sbatch >/dev/null; then
+    expect_error "submit: a series directory another user can change" "series directory $tmp/ser-theirs: $tmp/ser-theirs belongs to uid" -- \
+      "$ks" submit --slurm "$tmp/ser-theirs" --dir "$tmp/sub-mine"
+  else
+    echo "SKIPPED (part): submit of another user's series directory needs sbatch (Slurm's client)"
+  fi
+  expect_error "bisect --measured: a directory another user can change" "--measured $tmp/ser-theirs: $tmp/ser-theirs belongs to uid" -- \
+    "$ks" bisect "$KS_SOURCE_DIR/configs/experiments/nightly-git.json" --good a --bad b --measured "$tmp/ser-theirs" --out "$tmp/bis-mine"
+  if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ]; then
+    echo "FAIL: a refused submit or bisect made its directory"; failures=$((failures + 1))
+  fi
 else
   echo "SKIPPED (part): the foreign-owner cases need root (chown)"
 fi

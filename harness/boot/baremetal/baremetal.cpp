@@ -20,6 +20,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/ownership.hpp"
 #include "util/progress.hpp"
 
 namespace ks::boot::baremetal {
@@ -134,8 +135,23 @@ std::string release_now() { return machine::kernel_release(); }
 }  // namespace
 
 fs::path state_dir() {
-  const char* dir = std::getenv("KSANDWICH_BAREMETAL_STATE");
-  return dir && *dir ? fs::path(dir) : fs::path("/var/lib/ksandwich/baremetal");
+  const char* env = std::getenv("KSANDWICH_BAREMETAL_STATE");
+  fs::path dir = env && *env ? fs::path(env) : fs::path("/var/lib/ksandwich/baremetal");
+  if (auto why = untrusted_on_the_way(dir, PathRole::kTrustedDirectory))
+    throw UserError("the bare-metal state directory " + dir.string() + ": " + *why,
+                    "what it names, root's boot hook resumes: unset KSANDWICH_BAREMETAL_STATE for root's own "
+                    "/var/lib/ksandwich/baremetal, or make it and the directories above it root's alone (chown, chmod go-w)");
+  return dir;
+}
+
+std::string pending_run() {
+  auto file = state_dir() / "pending";
+  try {
+    return trim(read_regular_file(file, 4096, Links::refuse).value_or(""));
+  } catch (const SystemError& e) {
+    throw UserError(std::string("the boot hook's registration: ") + e.what(),
+                    "remove " + file.string() + "; ksandwich writes it as a small regular file");
+  }
 }
 
 BaremetalBackend::BaremetalBackend(BackendOptions options) : options_(std::move(options)) {}
@@ -145,7 +161,10 @@ BaremetalBackend::~BaremetalBackend() {
   // for no boot hook (whoever registered it).
   if (bundle_dir_.empty()) return;
   std::error_code ec;
-  if (trim(try_read_file(pending_file()).value_or("")) == bundle_dir_.string()) fs::remove(pending_file(), ec);
+  try {
+    if (pending_run() == bundle_dir_.string()) fs::remove(pending_file(), ec);
+  } catch (const std::exception&) {  // a registration not its own: left for `baremetal status` to name
+  }
 }
 
 void BaremetalBackend::check_experiment(const experiment::Experiment& e) {
@@ -186,6 +205,7 @@ std::string BaremetalBackend::lab_cmdline() const {
 void BaremetalBackend::check_machine(const experiment::Experiment& e) const {
   if (geteuid() != 0)
     throw UserError("the baremetal backend switches this machine's kernel, which needs root", "run ksandwich as root");
+  (void)pending_run();  // the state directory root's boot hook trusts, and what it holds, are sound
   if (auto why = kexec::unavailable())
     throw UserError("this kernel cannot switch to the arms' kernels: " + *why,
                     "`ksandwich doctor` says what this machine allows; the lab kernel needs CONFIG_KEXEC_FILE, "

@@ -17,8 +17,12 @@ namespace ks::boot::baremetal {
 
 // Where the run waiting for the boot hook is registered ("pending": its directory):
 // $KSANDWICH_BAREMETAL_STATE, else /var/lib/ksandwich/baremetal. On the lab machine's
-// disk: it must survive the switch.
+// disk: it must survive the switch. For root, no one else may change it or a directory on
+// the way (util's untrusted_on_the_way): throws UserError saying who could.
 fs::path state_dir();
+// The run directory registered there, "" when none: a small regular file, never read through
+// a link or from a FIFO (UserError otherwise).
+std::string pending_run();
 
 // `ksandwich doctor`'s bare-metal lines (doctor.cpp): kexec_file_load permitted, lockdown,
 // Secure Boot, the watchdog, the boot hook.
