@@ -39,18 +39,22 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
   if (fs::exists(unit) && !ours(unit))
     throw UserError(unit.string() + " exists and was not written by ksandwich", "move it away first");
   auto state = fs::absolute(bm::state_dir());
-  fs::create_directories(state);
-  fs::create_directories(wants_link(dir).parent_path());
   // What the resumed run must find as the run found it: the kernel cache, and under sudo
   // who the sudo user was, whose cache root accepts (systemd passes no environment of the
   // shell that installed the unit). Paths and numbers only: no spaces.
+  auto plain = [](const std::string& name, const std::string& value) {
+    if (value.find_first_of(" \t\n\"'\\") != std::string::npos)
+      throw UserError("$" + name + " holds a space or a quote", "set it to a plain path");
+  };
+  plain("KSANDWICH_BAREMETAL_STATE", state.string());
   std::vector<std::pair<std::string, std::string>> env;
   for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR", "SUDO_UID", "SUDO_GID"})
     if (const char* v = std::getenv(name); v && *v) {
-      if (std::string(v).find_first_of(" \t\n\"'\\") != std::string::npos)
-        throw UserError(std::string("$") + name + " holds a space or a quote", "set it to a plain path");
+      plain(name, v);
       env.emplace_back(name, v);
     }
+  fs::create_directories(state);
+  fs::create_directories(wants_link(dir).parent_path());
   write_file_atomic(unit, bm::resume_unit(fs::absolute(ksandwich), state, env));
   std::error_code ec;
   fs::remove(wants_link(dir), ec);

@@ -11,6 +11,7 @@
 #include "proc/runner.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace {
 
@@ -89,6 +90,20 @@ void check_subcommand_name(const CLI::App& app, int argc, char** argv) {
                                    : "did you mean " + ks::join(near, " or ") + "? (ksandwich --help lists them all)");
 }
 
+// For root, what KSANDWICH_HOME and KSANDWICH_AGENT name is read and run as root's own (the
+// shipped experiments, patches and fio jobs; the agent that runs the workloads): no one else
+// may change it or a directory on the way (util's untrusted_on_the_way).
+void require_trusted_overrides(const ks::cli::Context& context) {
+  auto check = [](const char* name, const fs::path& path, ks::PathRole role) {
+    if (!getenv(name)) return;
+    if (auto why = ks::untrusted_on_the_way(path, role))
+      throw ks::UserError(std::string(name) + "=" + path.string() + ": " + *why + ", and root runs what it holds",
+                          std::string("unset ") + name + ", or point it at a copy only you (or root) can change");
+  };
+  check("KSANDWICH_HOME", context.repo_dir, ks::PathRole::kTrustedDirectory);
+  check("KSANDWICH_AGENT", context.agent, ks::PathRole::kTrustedFile);
+}
+
 // The agent sits next to ksandwich (build/bin/, or wherever both were installed).
 fs::path find_agent() {
   if (const char* agent = getenv("KSANDWICH_AGENT")) return agent;
@@ -135,7 +150,10 @@ int main(int argc, char** argv) {
   ks::cli::set_bisect_command(app, context);
   ks::cli::set_baremetal_command(app, context);
   set_build_command(app, context);
-  app.parse_complete_callback([&app, &context] { require_data_dir(app, context.repo_dir); });
+  app.parse_complete_callback([&app, &context] {
+    require_trusted_overrides(context);
+    require_data_dir(app, context.repo_dir);
+  });
 
   ks::proc::install_interrupt_handlers();
   // Messages quote the files they are about, which someone else may have written: no control

@@ -353,6 +353,21 @@ if [ "$(id -u)" -eq 0 ]; then
   fi
   expect_error "bisect --measured: a directory another user can change" "--measured $tmp/ser-theirs: $tmp/ser-theirs belongs to uid" -- \
     "$ks" bisect "$KS_SOURCE_DIR/configs/experiments/nightly-git.json" --good a --bad b --measured "$tmp/ser-theirs" --out "$tmp/bis-mine"
+  # Seventh attack: what KSANDWICH_HOME and KSANDWICH_AGENT name, root runs (fio jobs, patches,
+  # the agent); a state path with a space would be split by systemd.
+  mkdir -p "$tmp/home-theirs" && cp -r "$KS_SOURCE_DIR/configs" "$KS_SOURCE_DIR/kernel-patches" \
+    "$KS_SOURCE_DIR/results-schema" "$KS_SOURCE_DIR/workloads" "$tmp/home-theirs/" && chown -R nobody "$tmp/home-theirs"
+  cp "$agent" "$tmp/agent-theirs" && chown nobody "$tmp/agent-theirs"
+  expect_error "KSANDWICH_HOME another user owns" "KSANDWICH_HOME=$tmp/home-theirs: $tmp/home-theirs belongs to uid" -- \
+    env KSANDWICH_HOME="$tmp/home-theirs" "$ks" run host-fio --dry-run --out "$tmp/o-home"
+  expect_error "KSANDWICH_AGENT another user owns" "KSANDWICH_AGENT=$tmp/agent-theirs: $tmp/agent-theirs belongs to uid" -- \
+    env KSANDWICH_AGENT="$tmp/agent-theirs" "$ks" run host-fio --dry-run --out "$tmp/o-agent"
+  mkdir -p "$tmp/st ate"
+  expect_error "baremetal install: a state path with a space" "holds a space or a quote" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/st ate/bm" "$ks" baremetal install --unit-dir "$tmp/units-space"
+  if [ -e "$tmp/o-home" ] || [ -e "$tmp/o-agent" ] || [ -e "$tmp/units-space" ] || [ -e "$tmp/st ate/bm" ]; then
+    echo "FAIL: a refused command made its output"; failures=$((failures + 1))
+  fi
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ]; then
     echo "FAIL: a refused submit or bisect made its directory"; failures=$((failures + 1))
   fi
