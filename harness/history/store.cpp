@@ -9,6 +9,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::history {
 namespace {
@@ -97,9 +98,14 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
 namespace {
 
 // PATH, when the store may open it: kExisting never creates the file SQLite would make.
+// For root, a history no one else can change: its rows name the bundles root then reads (as
+// many and as large as they like), and SQLite runs the views and triggers it holds.
 const fs::path& openable(const fs::path& path, Store::Open open) {
   if (open == Store::Open::kExisting && !fs::exists(path))
     throw UserError(path.string() + " does not exist", "make it with `ksandwich history add`");
+  if (auto why = untrusted_on_the_way(path, PathRole::kTrustedFile))
+    throw UserError("history " + path.string() + ": " + *why + ", and root reads what its rows name",
+                    "read it as the user who can change it (sudo -u THEM ksandwich history ...), not as root");
   return path;
 }
 

@@ -152,10 +152,13 @@ constexpr const char* kMethod =
 std::string commit_range(const Night& a, const Night& b) {
   const std::string prefix = "commit ";
   auto commit = [&](const std::string& s) { return split(s.substr(prefix.size()), ' ').front(); };
-  if (starts_with(a.tip, prefix) && starts_with(b.tip, prefix) && a.tip.size() > prefix.size() &&
-      b.tip.size() > prefix.size())
+  // A command only for commit ids: a tip comes from a bundle, and what is printed gets pasted.
+  auto is_id = [](const std::string& id) {
+    return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  };
+  if (starts_with(a.tip, prefix) && starts_with(b.tip, prefix) && is_id(commit(a.tip)) && is_id(commit(b.tip)))
     return "git log " + commit(a.tip) + ".." + commit(b.tip);
-  return a.tip + " -> " + b.tip;
+  return one_line(a.tip) + " -> " + one_line(b.tip);
 }
 
 std::vector<Change> changes_of(const std::vector<Night>& nights, double material_pct) {
@@ -176,9 +179,10 @@ std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment,
     for (auto& w : store.workloads(run.id)) {
       if (!w.ratio || !w.ratio_low || !w.ratio_high || *w.ratio <= 0) continue;
       auto& t = by_workload[{run.experiment, w.workload}];
-      t.experiment = run.experiment, t.workload = w.workload, t.metric = w.metric;
-      t.nights.push_back({run.id, run.created_at, run.control_source, run.patched_source, w.verdict, *w.ratio,
-                          *w.ratio_low, *w.ratio_high, w.level.value_or(0.95)});
+      // One line each: the fields come from bundles, and a newline in one would forge a row.
+      t.experiment = one_line(run.experiment), t.workload = one_line(w.workload), t.metric = one_line(w.metric);
+      t.nights.push_back({run.id, one_line(run.created_at), one_line(run.control_source), one_line(run.patched_source),
+                          one_line(w.verdict), *w.ratio, *w.ratio_low, *w.ratio_high, w.level.value_or(0.95)});
     }
   std::vector<WorkloadTrend> out;
   for (auto& [key, t] : by_workload) {

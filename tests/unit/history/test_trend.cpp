@@ -81,3 +81,15 @@ TEST_CASE("trend: a flat history has no change point", "[history]") {
   CHECK(html.find("ks-change-point") == std::string::npos);
   CHECK(history::trend_of(store, "another experiment").empty());
 }
+
+TEST_CASE("trend: a tip that is not a commit id gets no git command, and no field of a bundle starts a line (seventh attack)",
+          "[history]") {
+  history::Night a, b;
+  a.tip = "commit $(touch${IFS}/tmp/pwn)3";
+  b.tip = "commit 0123abcd";
+  CHECK(history::commit_range(a, b).find("git log") == std::string::npos);
+  a.tip = "commit 89ab\nchange point at night 2";
+  CHECK(history::commit_range(a, b).find('\n') == std::string::npos);
+  a.tip = "commit 89ab";
+  CHECK(history::commit_range(a, b) == "git log 89ab..0123abcd");
+}
