@@ -7,6 +7,7 @@
 
 #include "pipeline/bundle_file.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/progress.hpp"
 #include "util/error.hpp"
 
@@ -22,6 +23,7 @@ std::optional<PastPoints> past_points(const fs::path& results_dir, const std::st
     auto bundle = entry.path() / "bundle.json";
     if (!entry.is_directory(ec) || entry.is_symlink(ec) || !fs::is_regular_file(fs::symlink_status(bundle, ec)))
       continue;
+    if (untrusted_on_the_way(bundle, PathRole::kTrustedFile)) continue;  // for root: runs no one else could forge
     auto time = fs::last_write_time(bundle, ec);
     if (!ec) runs.emplace_back(time, entry.path());
   }
@@ -64,9 +66,9 @@ std::string describe_time(const experiment::Experiment& e, size_t points, const 
   if (auto past = past_points(results_dir, e.name, e.backend)) {
     seconds += past->seconds * static_cast<double>(points);
     known.push_back(fmt::format("{} of about {} (as in {}{})", count, progress::format_duration(past->seconds),
-                                past->dir.string(), past->accelerator.empty() ? "" : ", under " + past->accelerator));
+                                one_line(past->dir.string()), past->accelerator.empty() ? "" : ", under " + one_line(past->accelerator)));
   } else {
-    unknown.push_back(fmt::format("the {} (no finished run of {} in {})", count, e.name, results_dir.string()));
+    unknown.push_back(fmt::format("the {} (no finished run of {} in {})", count, e.name, one_line(results_dir.string())));
   }
   std::string out;
   if (!known.empty())
