@@ -24,12 +24,16 @@ bool others_may_write(const struct stat& st) {
   return !private_group;
 }
 
-bool trusted_dir(const struct stat& st) {
+namespace {
+bool trusted_owner(uid_t uid) {
   const char* sudo_uid = std::getenv("SUDO_UID");
+  return uid == 0 || uid == ::geteuid() || (sudo_uid && std::to_string(uid) == sudo_uid);
+}
+}  // namespace
+
+bool trusted_dir(const struct stat& st) {
   const char* sudo_gid = std::getenv("SUDO_GID");
-  const bool trusted_owner = st.st_uid == 0 || st.st_uid == ::geteuid() ||
-                             (sudo_uid && std::to_string(st.st_uid) == sudo_uid);
-  if (!trusted_owner) return false;
+  if (!trusted_owner(st.st_uid)) return false;
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
   return (st.st_mode & S_ISVTX) || !others_may_write(st) || (sudo_gid && std::to_string(st.st_gid) == sudo_gid);
 }
@@ -61,6 +65,14 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
           return prefix.parent_path().string() + " lets others write in it, where " + prefix.filename().string() +
                  " would be made (they could make it first, or a link by that name)";
         break;
+      }
+      // A link is judged by its target, and its owner may point it elsewhere later (in a
+      // sticky /tmp, another user's link to a directory of root's passes every other check).
+      if (walked == &written) {
+        struct stat link{};
+        if (::lstat(prefix.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && !trusted_owner(link.st_uid))
+          return prefix.string() + " is a symbolic link that belongs to uid " + std::to_string(link.st_uid) +
+                 " (its owner could point it elsewhere)";
       }
       parent = st;
       const bool dir = S_ISDIR(st.st_mode);

@@ -368,7 +368,12 @@ if [ "$(id -u)" -eq 0 ]; then
   if [ -e "$tmp/o-home" ] || [ -e "$tmp/o-agent" ] || [ -e "$tmp/units-space" ] || [ -e "$tmp/st ate/bm" ]; then
     echo "FAIL: a refused command made its output"; failures=$((failures + 1))
   fi
-  if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ]; then
+  # Eighth attack: a link another user owns, in a sticky directory, to a directory of root's
+  # passes every check of its target; its owner could point it elsewhere later.
+  mkdir -p "$tmp/sticky" && chmod 1777 "$tmp/sticky" && ln -s "$KS_SOURCE_DIR" "$tmp/sticky/lnk" && chown -h nobody "$tmp/sticky/lnk"
+  expect_error "KSANDWICH_HOME through a link another user owns" "$tmp/sticky/lnk is a symbolic link that belongs to uid" -- \
+    env KSANDWICH_HOME="$tmp/sticky/lnk" "$ks" run host-fio --dry-run --out "$tmp/o-lnk"
+  if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
     echo "FAIL: a refused submit or bisect made its directory"; failures=$((failures + 1))
   fi
 else
