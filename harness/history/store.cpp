@@ -1,6 +1,8 @@
 #include "history/store.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "evidence/clock.hpp"
 #include "pipeline/bundle_file.hpp"
@@ -106,6 +108,14 @@ const fs::path& openable(const fs::path& path, Store::Open open) {
   if (auto why = untrusted_on_the_way(path, PathRole::kTrustedFile))
     throw UserError("history " + path.string() + ": " + *why + ", and root reads what its rows name",
                     "read it as the user who can change it (sudo -u THEM ksandwich history ...), not as root");
+  // SQLite reads the journals it finds beside the file (-journal, -wal) and rolls them into it:
+  // in a directory others may write to, even a sticky one, they could plant one.
+  struct stat dir{};
+  const auto parent = fs::absolute(path).parent_path();
+  if (::geteuid() == 0 && ::stat(parent.c_str(), &dir) == 0 && others_may_write(dir))
+    throw UserError("history " + path.string() + ": " + parent.string() +
+                        " lets others write in it, and SQLite rolls a journal it finds there into the history",
+                    "keep the history in a directory only you (or root) can write to, e.g. results/history.sqlite");
   return path;
 }
 

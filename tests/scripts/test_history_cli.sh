@@ -96,6 +96,11 @@ if [ "$(id -u)" -eq 0 ]; then
     # shellcheck disable=SC2086
     expect 2 "$read refuses a history another user owns" "belongs to uid" -- "$ks" $read --history "$tmp/theirs/h.sqlite"
   done
+  # Eighth attack: root's own history in a directory others may write to (sticky /tmp): SQLite
+  # would roll a journal someone planted beside it into the file.
+  mkdir "$tmp/shared" && chmod 1777 "$tmp/shared" && cp "$db" "$tmp/shared/h.sqlite"
+  expect 2 "history list refuses a history in a directory others may write to" "lets others write in it" -- \
+    "$ks" history list --history "$tmp/shared/h.sqlite"
 else
   echo "SKIPPED (part): a history another user owns needs root (chown)"
 fi
