@@ -341,14 +341,21 @@ class Converters {
     for (auto& [name, cd] : open_)
       if (cd != kNone) iconv_close(cd);
   }
-  // NAME's descriptor, reset to its initial state; kNone when iconv does not know it.
+  // NAME's descriptor, reset to its initial state; kNone when iconv does not know it, when
+  // NAME is not a plain charset name (glibc takes "x//ANYTHING" as one more converter to open),
+  // or when the header has opened kMaxOpen already.
   iconv_t get(const std::string& name) {
+    const bool plain = !name.empty() && name.size() <= 40 && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':';
+    });
+    if (!plain || (open_.size() >= kMaxOpen && !open_.count(name))) return kNone;
     auto [it, added] = open_.try_emplace(name, kNone);
     if (added) it->second = iconv_open("UTF-8", name.c_str());
     if (it->second != kNone) iconv(it->second, nullptr, nullptr, nullptr, nullptr);
     return it->second;
   }
   static inline const iconv_t kNone = reinterpret_cast<iconv_t>(-1);
+  static constexpr size_t kMaxOpen = 16;  // a mail uses one or two
 
  private:
   std::map<std::string, iconv_t> open_;

@@ -410,3 +410,16 @@ TEST_CASE("a MIME boundary is at most 70 characters (RFC 2046): a longer one is 
   auto whole = parse_patch_file(mail(std::string(71, 'b')), "71.mbox").patches.at(0).text;
   CHECK(contains(whole, "--" + std::string(71, 'b') + "\nContent-Type: text/plain"));  // the body as it is
 }
+
+TEST_CASE("an encoded word's charset is a plain name: \"koi8-r//x\" is not converted, each suffix was one more open converter (eighth attack)",
+          "[build][patches]") {
+  CHECK(decode_header_words("=?koi8-r?q?=C1?=") == "\xd0\xb0");              // Cyrillic a
+  CHECK(decode_header_words("=?koi8-r//TRANSLIT?q?=C1?=") == "\xc3\x81");    // read as ISO-8859-1
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += "=?koi8-r//" + std::to_string(i) + "?q?=C1?= ";
+  CHECK(decode_header_words(many) == [] {
+    std::string s;
+    for (int i = 0; i < 40; ++i) s += "\xc3\x81";
+    return s + " ";  // the space after the last word stays
+  }());
+}
