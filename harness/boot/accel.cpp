@@ -41,7 +41,7 @@ std::string what_qemu_said(const proc::Result& result) {
 }
 
 ProbeOutcome run_firmware_probe(const std::string& qemu) {
-  ScopedDir dir(fs::temp_directory_path() / ("ksandwich-accel-probe-" + std::to_string(getpid())));
+  auto dir = ScopedDir::temporary("ksandwich-accel-probe-");
   auto firmware = dir.path() / "probe.bin";
   write_file(firmware, probe_firmware());
   auto result = proc::run(proc::command(probe_argv(qemu, "kvm", firmware), kProbeTimeout));
@@ -53,7 +53,7 @@ ProbeOutcome run_firmware_probe(const std::string& qemu) {
 }
 
 ProbeOutcome run_kernel_probe(const std::string& qemu, const fs::path& kernel) {
-  ScopedDir dir(fs::temp_directory_path() / ("ksandwich-accel-probe-" + std::to_string(getpid())));
+  auto dir = ScopedDir::temporary("ksandwich-accel-probe-");
   auto console = dir.path() / "console.log";
   auto result = proc::run(proc::command(kernel_probe_argv(qemu, "kvm", kernel, console), kKernelProbeTimeout));
   auto printed = try_read_file(console).value_or("");

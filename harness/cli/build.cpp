@@ -165,8 +165,10 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
         throw ks::UserError("experiment file not found: " + args->experiment,
                             "pass the path of an experiment, e.g. configs/experiments/default.json");
       auto e = ks::experiment::parse_file(file);
-      base.source = e.source;
-      base.config = e.config;
+      // Its source and config paths resolved beside it (as `run` does), never in the current directory.
+      auto resolved = ks::kernel::request_for_arm(e, "control", base.repo_dir, file.parent_path());
+      base.source = resolved.source;
+      base.config = resolved.config;
       for (auto& [name, arm] : e.arms) {
         auto r = ks::kernel::request_for_arm(e, name, base.repo_dir, file.parent_path());
         arm_patches[name] = r.patches;

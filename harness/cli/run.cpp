@@ -10,6 +10,7 @@
 #include "source/source.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::cli {
 
@@ -57,6 +58,7 @@ struct Overrides {
 // run's bundle and a later --resume read it there).
 std::filesystem::path selected_series(const std::filesystem::path& mbox, const std::string& shown,
                                       const std::string& message_id) {
+  require_trusted_input(mbox, "mailbox");
   auto text = kernel::select_series(read_input_file(mbox, kMaxInputBytes, "mailbox"), message_id, shown);
   auto set = kernel::parse_patch_file(text, shown);
   auto path = source::keep_in_cache(source::default_cache_root(), "threads", text, ".mbox");

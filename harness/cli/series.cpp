@@ -11,6 +11,7 @@
 #include "kernel/series.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/hash.hpp"
 
 namespace ks::cli {
@@ -50,6 +51,7 @@ void set_series_command(CLI::App& app, Context& context) {
     auto mbox = fs::absolute(args->mbox).lexically_normal();
     if (!fs::is_regular_file(mbox))
       throw UserError("mailbox " + args->mbox + " is not a file", "save the series with `git format-patch --stdout` or b4");
+    require_trusted_input(mbox, "mailbox");
     auto text = read_input_file(mbox, kMaxInputBytes, "mailbox");
     auto patches = kernel::split_series(
         args->message_id.empty() ? text : kernel::select_series(text, args->message_id, args->mbox), args->mbox);

@@ -13,6 +13,7 @@
 #include "experiment/strict_json.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::experiment {
 
@@ -618,6 +619,7 @@ Experiment parse_text(const std::string& text, const std::string& origin) {
 }
 
 Experiment parse_file(const std::filesystem::path& path) {
+  require_trusted_input(path, "experiment");
   return parse_text(read_input_file(path, kMaxInputBytes, "experiment file"), path.string());
 }
 

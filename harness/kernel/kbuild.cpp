@@ -21,6 +21,7 @@
 #include "source/source.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/hash.hpp"
 
 namespace ks::kernel {
@@ -117,11 +118,13 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
     if (!fs::is_regular_file(base))
       throw UserError("config base not found: " + in.base,
                       "use tinyconfig, defconfig, allnoconfig or the path of a .config");
+    require_trusted_input(base, "config base");
     in.base = fs::absolute(base).string();
     in.base_sha256 = sha256_file(base);
   }
   for (auto& name : request.config.fragments) {
     auto path = resolve_fragment(name, request.repo_dir);
+    require_trusted_input(path, "config fragment");
     auto text = read_input_file(path, kMaxInputBytes, "config fragment");
     in.fragments.push_back({path.filename().string(), path, sha256_hex(text)});
     auto lines = parse_fragment(text, path.filename().string());
@@ -129,6 +132,7 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
   }
   for (auto& name : request.patches) {
     auto path = resolve_patch(name, request.repo_dir);
+    require_trusted_input(path, "patch file");
     auto set = parse_patch_file(read_input_file(path, kMaxInputBytes, "patch file"), display_path(path, request.repo_dir));
     for (auto& p : set.patches) in.patches.push_back(std::move(p));
     if (set.cover && !in.cover) in.cover = set.cover;
@@ -137,6 +141,9 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
   // The source last: the checks above fail in milliseconds, hashing the archive takes a second.
   in.cache = fs::absolute(request.cache_root.empty() ? source::default_cache_root()
                                                      : source::check_cache_root(request.cache_root));
+  // A tarball's Makefile runs (confined) and a tree is built: neither may be another user's.
+  if (!request.source.path.empty() && fs::exists(request.source.path))
+    require_trusted_input(request.source.path, "kernel source");
   progress.stage(in.arm, "source");
   in.source = look_only ? source::find(request.source, in.cache)
                         : source::prepare(request.source, in.cache,

@@ -18,6 +18,7 @@
 #include "proc/runner.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/hash.hpp"
 
 namespace ks::pipeline {
@@ -313,6 +314,7 @@ struct Prepared {
 };
 
 Prepared prepare(const BisectOptions& o) {
+  require_trusted_input(o.experiment_file, "experiment");
   auto text = read_input_file(o.experiment_file, kMaxInputBytes, "experiment file");
   auto e = experiment::parse_text(text, o.experiment_file.string());
   if (e.source.kind != "git")

@@ -279,12 +279,6 @@ void require_own_run_dir(const fs::path& out_dir) {
   }
 }
 
-void require_trusted_input(const fs::path& file, const std::string& what) {
-  if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile))
-    throw UserError(what + ": " + *why + ", and root formats the device it names on its word",
-                    "keep experiments that name a device where only you (or root) can change them");
-}
-
 std::string describe(const Entry& e) {
   if (e.kind == "mount")
     return "mount " + field(e, "target") + " (" + field(e, "fstype") + " from " + field(e, "source") + ")";

@@ -35,10 +35,6 @@ fs::path journal_file(const fs::path& out_dir);
 // written through, files read back as the run's own). What does not exist yet the run makes.
 void require_own_run_dir(const fs::path& out_dir);
 
-// An input root takes at its word about what to format (an experiment naming a device): for
-// root, FILE and the way to it must be such that no one but root, this user or the sudo user
-// can change them (util's untrusted_on_the_way). Throws UserError naming WHAT.
-void require_trusted_input(const fs::path& file, const std::string& what);
 
 // Where cleanup may act: what a run makes lies only there. Tests point them at a temporary
 // directory.

@@ -8,6 +8,7 @@
 #include "source/source.hpp"
 #include "kernel/progress.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/progress.hpp"
 
 namespace ks::pipeline {
@@ -52,6 +53,7 @@ void check_kernel_inputs(const experiment::Experiment& e, const fs::path& repo_d
     for (auto& fragment : request.config.fragments) kernel::resolve_fragment(fragment, repo_dir);
     for (auto& patch : request.patches) {
       auto path = kernel::resolve_patch(patch, repo_dir);
+      require_trusted_input(path, "patch file");
       (void)kernel::parse_patch_file(read_input_file(path, kMaxInputBytes, "patch file"), path.string());
     }
   }

@@ -296,7 +296,11 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
   if (note) note("unpacking " + id.origin + (id.commit.empty() ? "" : " at " + id.commit));
   ScopedDir tmp(sources / (".tmp-" + id.key() + "-" + std::to_string(getpid())));
   unpack(source, id, tmp.path());
-  auto makefile = try_read_file(tmp.path() / "tree" / "Makefile");
+  std::optional<std::string> makefile;
+  try {  // bounded and never through a link: the tarball's Makefile may be anything
+    makefile = read_regular_file(tmp.path() / "tree" / "Makefile", size_t(1) << 20, Links::refuse);
+  } catch (const SystemError&) {
+  }
   id.version = makefile ? kernel_version_from_makefile(*makefile) : "";
   if (id.version.empty())
     throw UserError(id.origin + " is not a kernel source: no Makefile with VERSION and "

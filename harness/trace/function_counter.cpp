@@ -164,7 +164,7 @@ class MachineLock {
  public:
   MachineLock() {
     for (const char* path : kLockFiles) {
-      fd_ = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      fd_ = ::open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);  // /run/lock is everyone's
       if (fd_ >= 0) break;
     }
     if (fd_ < 0) throw SystemError("open the tracefs lock file", errno);

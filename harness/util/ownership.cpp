@@ -1,5 +1,7 @@
 #include "util/ownership.hpp"
 
+#include "util/error.hpp"
+
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -91,6 +93,14 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
     }
   }
   return std::nullopt;
+}
+
+void require_trusted_input(const std::filesystem::path& path, const std::string& what) {
+  std::error_code ec;
+  const auto role = std::filesystem::is_directory(path, ec) ? PathRole::kTrustedDirectory : PathRole::kTrustedFile;
+  if (auto why = untrusted_on_the_way(path, role))
+    throw UserError(what + " " + path.string() + ": " + *why + ", and root builds and runs what it says",
+                    "keep it where only you (or root) can change it: copy it into a directory of your own");
 }
 
 }  // namespace ks

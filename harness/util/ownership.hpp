@@ -38,6 +38,12 @@ enum class PathRole {
 // they may).
 std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& path, PathRole role);
 
+// For root, an input ksandwich builds, boots or runs from (an experiment, a patch, a config,
+// a mailbox, a kernel source tarball or tree): throws UserError naming WHAT when someone else
+// could change it (untrusted_on_the_way; a directory as a cache is, a file as a file used in
+// place). Bundles and reports are read from anyone: this is not for them.
+void require_trusted_input(const std::filesystem::path& path, const std::string& what);
+
 // "belongs to uid N" and, when others may write to it, " and others may write to it".
 std::string owner_text(const struct stat& st);
 

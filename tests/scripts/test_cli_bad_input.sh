@@ -311,7 +311,7 @@ if [ "$(id -u)" -eq 0 ]; then
   expect_error "history add --history: a database another user owns" "$tmp/theirs-h.db belongs to uid" -- \
     "$ks" history add --history "$tmp/theirs-h.db" "$bundle"
   cp "$tmp/missing-device.json" "$tmp/theirs-device.json" && chown nobody "$tmp/theirs-device.json"
-  expect_error "run: an experiment another user wrote names a device" "root formats the device it names" -- \
+  expect_error "run: an experiment another user wrote names a device" "root builds and runs what it says" -- \
     "$ks" run "$tmp/theirs-device.json" --dry-run --out "$tmp/o-theirs-device"
   if [ -e "$tmp/o-theirs" ] || [ -e "$tmp/o-ours" ] || [ -e "$tmp/shared/cache" ] || [ -e "$tmp/shared/run" ] ||
      [ -e "$tmp/o-dotdot" ] || [ -e "$tmp/o-shared-cache" ] || [ -e "$tmp/o-theirs-device" ] ||
@@ -373,6 +373,34 @@ if [ "$(id -u)" -eq 0 ]; then
   mkdir -p "$tmp/sticky" && chmod 1777 "$tmp/sticky" && ln -s "$KS_SOURCE_DIR" "$tmp/sticky/lnk" && chown -h nobody "$tmp/sticky/lnk"
   expect_error "KSANDWICH_HOME through a link another user owns" "$tmp/sticky/lnk is a symbolic link that belongs to uid" -- \
     env KSANDWICH_HOME="$tmp/sticky/lnk" "$ks" run host-fio --dry-run --out "$tmp/o-lnk"
+  # Ninth attack: what root builds from, found in a directory others may write to. A file named
+  # like a shipped experiment in the current directory, a patch planted beside root's own
+  # experiment, a source tarball named relative to the experiment but planted in the current
+  # directory: refused, or not looked for there.
+  mkdir -p "$tmp/sticky2" && chmod 1777 "$tmp/sticky2"
+  cp "$KS_SOURCE_DIR/configs/experiments/default.json" "$tmp/sticky2/default" && chown nobody "$tmp/sticky2/default"
+  expect_error "run default: a file of that name another user planted in the current directory" "experiment $tmp/sticky2/default: $tmp/sticky2/default belongs to uid" -- \
+    sh -c "cd '$tmp/sticky2' && exec '$ks' run default --dry-run --out '$tmp/o-planted'"
+  cp "$KS_SOURCE_DIR/configs/experiments/default.json" "$tmp/sticky2/mine.json"
+  cp "$KS_SOURCE_DIR/kernel-patches/btrfs-drop-sb-nosec.patch" "$tmp/sticky2/" && chown nobody "$tmp/sticky2/btrfs-drop-sb-nosec.patch"
+  expect_error "run: a patch another user planted beside root's experiment" "patch file $tmp/sticky2/btrfs-drop-sb-nosec.patch: $tmp/sticky2/btrfs-drop-sb-nosec.patch belongs to uid" -- \
+    "$ks" run "$tmp/sticky2/mine.json" --dry-run --out "$tmp/o-planted-patch"
+  mkdir -p "$tmp/exp-tar" && jq '.source = {"kind": "tarball", "path": "linux.tar.xz"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/exp-tar/exp.json"
+  : >"$tmp/sticky2/linux.tar.xz" && chown nobody "$tmp/sticky2/linux.tar.xz"
+  out=$(cd "$tmp/sticky2" && "$ks" build "$tmp/exp-tar/exp.json" --preflight --no-ccache 2>&1)
+  code=$?
+  if [ "$code" -ne 2 ] || grep -qF "$tmp/sticky2/linux.tar.xz" <<<"$out"; then
+    echo "FAIL build: an experiment's relative source was looked for in the current directory (exit $code): $out"; failures=$((failures + 1))
+  else
+    echo "ok   build: an experiment's relative source is looked for beside it: $(head -n1 <<<"$out" | cut -c1-100)"
+  fi
+  cp "$tmp/sticky2/linux.tar.xz" "$tmp/exp-tar/linux.tar.xz" 2>/dev/null; chown nobody "$tmp/exp-tar/linux.tar.xz"
+  expect_error "build: a source tarball another user owns" "kernel source $tmp/exp-tar/linux.tar.xz: $tmp/exp-tar/linux.tar.xz belongs to uid" -- \
+    "$ks" build "$tmp/exp-tar/exp.json" --preflight --no-ccache
+  if [ -e "$tmp/o-planted" ] || [ -e "$tmp/o-planted-patch" ]; then
+    echo "FAIL: a refused run made its output"; failures=$((failures + 1))
+  fi
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
     echo "FAIL: a refused submit or bisect made its directory"; failures=$((failures + 1))
   fi
