@@ -31,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kStateFile = "bisect.json";
 
 std::string git(const std::string& repo, std::vector<std::string> args) {
+  require_trusted_input(repo, "git source");  // before git runs there: its config names commands
   args.insert(args.begin(), {"git", "-C", repo});
   auto r = proc::run(proc::command(args, 10min));
   if (!r.ok())
@@ -41,6 +42,7 @@ std::string git(const std::string& repo, std::vector<std::string> args) {
 }
 
 bisect::Commit resolve(const std::string& repo, const std::string& name, const char* option) {
+  require_trusted_input(repo, "git source");
   auto r = proc::run(proc::command({"git", "-C", repo, "rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
   if (!r.ok())
     throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,
@@ -225,6 +227,7 @@ class Driver {
         if (it.depth() >= 3) it.disable_recursion_pending();
         const auto& path = it->path();
         if (it->is_symlink(ec) || !it->is_regular_file(ec) || path != bundle_in(path.parent_path())) continue;
+        if (untrusted_on_the_way(path, PathRole::kTrustedFile)) continue;  // for root: only runs no one else forged
         try {
           auto bundle = load_bundle(path);
           if (!bundle.analysis || !bundle.extra.is_object() || !bundle.extra.contains("timings")) continue;

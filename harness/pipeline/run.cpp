@@ -27,6 +27,7 @@
 #include "stats/sequential.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/progress.hpp"
 
 namespace ks::pipeline {
@@ -466,6 +467,8 @@ int run(const RunOptions& o) {
     }
     experiment_dir = fs::absolute(o.experiment_file).parent_path();
   }
+  for (auto& w : e.workloads)  // fio runs as root what its job file says (exec_prerun= is a shell command)
+    if (!w.fio_job.empty()) require_trusted_input(o.repo_dir / "workloads/fio" / w.fio_job, "fio job");
   auto plan = experiment::plan_points(e);
   std::shared_ptr<boot::Backend> backend =
       o.backend ? o.backend

@@ -26,6 +26,7 @@ using proc::command;
 
 
 std::string resolve_commit(const fs::path& repo, const std::string& name) {
+  require_trusted_input(repo, "git source");  // before git runs there: its config names commands
   auto r = proc::run(command({"git", "-C", repo.string(), "rev-parse", "--verify", "--quiet",
                                name + "^{commit}"}, 1min));
   if (!r.ok())

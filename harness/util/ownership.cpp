@@ -4,6 +4,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +45,58 @@ std::string owner_text(const struct stat& st) {
   return "belongs to uid " + std::to_string(st.st_uid) + (others_may_write(st) ? " and others may write to it" : "");
 }
 
+namespace {
+
+// The first symbolic link met while following PATH as the kernel does, one name at a time
+// (into each link's target, links in it included), whose owner is not trusted: a link is judged
+// by its target, and its owner may point it elsewhere later (in a sticky /tmp, another user's
+// link to a directory of root's passes every other check). Stops where a name does not exist.
+std::optional<std::string> untrusted_link(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;  // still to follow, the next one last
+  auto push = [&names](const fs::path& p) {
+    std::vector<std::string> in;
+    for (auto& part : p.relative_path()) in.push_back(part.string());
+    names.insert(names.end(), in.rbegin(), in.rend());
+  };
+  push(path);
+  fs::path at = "/";
+  for (int links = 0; !names.empty();) {
+    auto name = names.back();
+    names.pop_back();
+    if (name.empty() || name == ".") continue;
+    if (name == "..") {
+      at = at.parent_path();
+      continue;
+    }
+    auto next = at / name;
+    struct stat st{};
+    if (::lstat(next.c_str(), &st) != 0) return std::nullopt;
+    if (!S_ISLNK(st.st_mode)) {
+      at = next;
+      continue;
+    }
+    if (!trusted_owner(st.st_uid))
+      return next.string() + " is a symbolic link that belongs to uid " + std::to_string(st.st_uid) +
+             " (its owner could point it elsewhere)";
+    if (++links > 40) return path.string() + " has too many symbolic links on the way";
+    std::error_code ec;
+    auto target = fs::read_symlink(next, ec);
+    if (ec) return next.string() + " cannot be read: " + ec.message();
+    if (target.is_absolute()) at = "/";
+    push(target);
+  }
+  return std::nullopt;
+}
+
+// Whether a POSIX ACL on PATH may let a named user or group write to it: with an access ACL,
+// the group bits are the ACL's mask, the most any named entry gets.
+bool acl_may_write(const std::filesystem::path& path, const struct stat& st) {
+  return (st.st_mode & S_IWGRP) && ::getxattr(path.c_str(), "system.posix_acl_access", nullptr, 0) > 0;
+}
+
+}  // namespace
+
 std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& path, PathRole role) {
   namespace fs = std::filesystem;
   if (::geteuid() != 0) return std::nullopt;
@@ -51,6 +104,7 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
   const auto written = fs::absolute(path, ec);
   const auto real = ec ? fs::path() : fs::weakly_canonical(written, ec);
   if (ec || real.empty()) return path.string() + " cannot be resolved: " + ec.message();
+  if (auto why = untrusted_link(written)) return why;
   for (const auto* walked : {&written, &real}) {
     std::vector<fs::path> parts;
     for (auto& part : *walked)
@@ -68,14 +122,7 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
                  " would be made (they could make it first, or a link by that name)";
         break;
       }
-      // A link is judged by its target, and its owner may point it elsewhere later (in a
-      // sticky /tmp, another user's link to a directory of root's passes every other check).
-      if (walked == &written) {
-        struct stat link{};
-        if (::lstat(prefix.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && !trusted_owner(link.st_uid))
-          return prefix.string() + " is a symbolic link that belongs to uid " + std::to_string(link.st_uid) +
-                 " (its owner could point it elsewhere)";
-      }
+      if (acl_may_write(prefix, st)) return prefix.string() + " has an ACL that may let others write to it";
       parent = st;
       const bool dir = S_ISDIR(st.st_mode);
       if (!last || role == PathRole::kReplacedFile) {

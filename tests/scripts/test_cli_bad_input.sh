@@ -401,6 +401,39 @@ if [ "$(id -u)" -eq 0 ]; then
   if [ -e "$tmp/o-planted" ] || [ -e "$tmp/o-planted-patch" ]; then
     echo "FAIL: a refused run made its output"; failures=$((failures + 1))
   fi
+  # Tenth attack: another user's link inside the target of root's own link; a git tree another
+  # user owns (git would run what its config names); a fio job file another user can change
+  # inside root's data tree; an ACL that lets another user write a patch.
+  mkdir -p "$tmp/rootdir/real" "$tmp/sticky3" && chmod 1777 "$tmp/sticky3"
+  cp "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" "$tmp/rootdir/real/s.mbox"
+  ln -s "$tmp/rootdir/real" "$tmp/sticky3/alink" && chown -h nobody "$tmp/sticky3/alink"
+  ln -s "$tmp/sticky3/alink" "$tmp/rootdir/lnk"
+  expect_error "series --mbox through root's link to another user's link" "$tmp/sticky3/alink is a symbolic link that belongs to uid" -- \
+    "$ks" series "$KS_SOURCE_DIR/configs/experiments/default.json" --mbox "$tmp/rootdir/lnk/s.mbox" --out "$tmp/o-linklink"
+  mkdir -p "$tmp/their-repo" && git -C "$tmp/their-repo" init -q && chown -R nobody "$tmp/their-repo"
+  jq --arg p "$tmp/their-repo" '.source = {"kind": "git", "path": $p, "commit": "HEAD"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/git-theirs.json"
+  expect_error "run: a git source another user owns" "git source $tmp/their-repo: $tmp/their-repo belongs to uid" -- \
+    "$ks" run "$tmp/git-theirs.json" --dry-run --out "$tmp/o-git-theirs"
+  mkdir -p "$tmp/home-mixed" && cp -r "$KS_SOURCE_DIR/configs" "$KS_SOURCE_DIR/kernel-patches" \
+    "$KS_SOURCE_DIR/results-schema" "$KS_SOURCE_DIR/workloads" "$tmp/home-mixed/" && chown -R nobody "$tmp/home-mixed/workloads/fio"
+  expect_error "run: a fio job another user can change" "fio job $tmp/home-mixed/workloads/fio/dio-randwrite.fio" -- \
+    env KSANDWICH_HOME="$tmp/home-mixed" "$ks" run host-fio --dry-run --out "$tmp/o-fio-theirs"
+  mkdir -p "$tmp/acl" && cp "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" "$tmp/acl/p.patch"
+  # setfacl -m u:nobody:rw, written as the kernel's ACL blob (no acl package needed): version 2,
+  # then (tag, perm, id) entries: owner rw, user nobody rw, group r, mask rw, other r.
+  if python3 -c 'import os, struct, sys
+e = [(1, 6, 0xffffffff), (2, 6, 65534), (4, 4, 0xffffffff), (0x10, 6, 0xffffffff), (0x20, 4, 0xffffffff)]
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e))' \
+    "$tmp/acl/p.patch" 2>/dev/null; then
+    expect_error "run --patch: an ACL lets another user write it" "$tmp/acl/p.patch has an ACL" -- \
+      "$ks" run default --patch "$tmp/acl/p.patch" --dry-run --out "$tmp/o-acl"
+  else
+    echo "SKIPPED (part): this filesystem takes no POSIX ACL"
+  fi
+  for o in o-linklink o-git-theirs o-fio-theirs o-acl; do
+    if [ -e "$tmp/$o" ]; then echo "FAIL: a refused command made $tmp/$o"; failures=$((failures + 1)); fi
+  done
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
     echo "FAIL: a refused submit or bisect made its directory"; failures=$((failures + 1))
   fi
