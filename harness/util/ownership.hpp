@@ -30,8 +30,10 @@ enum class PathRole {
 
 // For root, why someone else could change what PATH leads to, as a sentence ("/a/b belongs to
 // uid 1000", "/tmp lets others write in it, where x would be made (...)"), or nullopt. Every
-// directory on the way, as written (made absolute; ".." and links as the kernel follows them)
-// and as resolved, must be trusted_dir; PATH itself as ROLE says; and what does not exist yet,
+// symbolic link met on the way (followed one name at a time, into each target) must be a
+// trusted_dir owner's; every directory on the way, as written (made absolute; ".." and links as
+// the kernel follows them) and as resolved, must be trusted_dir; no ACL on the way may let
+// another user write; PATH itself as ROLE says; and what does not exist yet,
 // which the caller makes (for kReplacedFile, but its missing directories), must not be made
 // in a directory others may write to: they could make it first, as a link. A path that cannot
 // be resolved or examined is a reason too. For anyone else: nullopt (they write only where
