@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "pipeline/bisect.hpp"
 #include "util/error.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::cli {
 
@@ -54,7 +55,7 @@ void set_bisect_command(CLI::App& app, Context& context) {
       if (!std::filesystem::is_directory(dir))
         throw UserError("--measured " + dir + " is not a directory",
                         "name the directory `ksandwich submit` or an earlier bisection wrote");
-      check_input_dir(dir, "--measured");  // its bundles decide steps as if measured here
+      require_trusted_input(dir, "--measured");  // its bundles decide steps as if measured here
       o.measured.push_back(std::filesystem::absolute(dir).lexically_normal());
     }
     if (!args->write_experiments.empty()) {

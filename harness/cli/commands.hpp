@@ -59,11 +59,6 @@ void check_output_dir(const std::filesystem::path& dir, const std::string& optio
 // file written where it is (a SQLite database and its journals beside it), so an existing one
 // must be no one else's, and a new one not made where others may write.
 void check_output_file(const std::filesystem::path& file, const std::string& option, bool in_place = false);
-// For root, an input directory whose files root acts on later, on their word (a series'
-// experiments its Slurm jobs read, earlier measurements bisect takes as its own): no one else
-// may change it or a directory on the way (util's untrusted_on_the_way). UserError naming
-// OPTION and what it holds otherwise.
-void check_input_dir(const std::filesystem::path& dir, const std::string& option);
 
 // For an option that names a path: an empty value is refused (leaving the option out is how
 // to get its default), so `--out ""` never quietly means the default.

@@ -130,12 +130,6 @@ fs::path resolved(const fs::path& path, const std::string& option, const std::st
 
 }  // namespace
 
-void check_input_dir(const fs::path& dir, const std::string& option) {
-  if (auto why = untrusted_on_the_way(dir, PathRole::kTrustedDirectory))
-    throw UserError(option + " " + dir.string() + ": " + *why + ", and root acts on what it holds",
-                    "keep it where only you (or root) can change it: copy it to a directory of your own");
-}
-
 void check_output_dir(const fs::path& dir, const std::string& option) {
   const std::string hint = "name a new directory (or an empty one) on a normal filesystem, e.g. " +
                            option + " results/my-run";
