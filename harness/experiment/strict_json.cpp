@@ -96,47 +96,80 @@ std::string json_error_text(const nlohmann::json::exception& err) {
   return why;
 }
 
+namespace {
+
+// The checks of parse_json_strict as the parser's events go by, with no tree built: each
+// event costs the same however large the document (nlohmann's callback parser rescans an
+// array each time an object in it closes, quadratic in its length), and a document of more
+// than kMaxJsonValues values is refused before any memory is spent on it.
+class StrictChecker : public json::json_sax_t {
+ public:
+  explicit StrictChecker(const std::string& origin) : origin_(origin) {}
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(json::number_integer_t) override { return value(); }
+  bool number_unsigned(json::number_unsigned_t) override { return value(); }
+  bool number_float(json::number_float_t, const std::string&) override { return value(); }
+  bool binary(json::binary_t&) override { return value(); }
+  bool string(std::string& s) override {
+    value();
+    if (s.find('\0') != std::string::npos)
+      throw UserError(origin_ + ": " + pointer(stack_) + ": the string holds a NUL character (\\u0000)",
+                      "remove it: names and paths end at a NUL for the kernel and for C tools");
+    return true;
+  }
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(std::string& key) override {
+    auto& top = stack_.back();
+    top.key = key;
+    if (key.find('\0') != std::string::npos)
+      throw UserError(origin_ + ": " + pointer(stack_) + ": the key holds a NUL character (\\u0000)",
+                      "remove it: keys are names");
+    if (!top.keys.insert(key).second)
+      throw UserError(origin_ + ": " + pointer(stack_) + ": the key \"" + key + "\" appears twice in the same object",
+                      "keep one of them: JSON tools disagree on which copy wins");
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& err) override {
+    throw UserError(origin_ + " is not valid JSON: " + json_error_text(err),
+                    "fix the syntax (a JSON linter such as `jq . FILE` shows where)");
+  }
+
+ private:
+  bool value() {
+    if (!stack_.empty() && !stack_.back().object) ++stack_.back().count;
+    if (++values_ > kMaxJsonValues)
+      throw UserError(origin_ + " holds more than " + std::to_string(kMaxJsonValues) + " JSON values",
+                      "no experiment or bundle is this large; check the file is the one you meant");
+    return true;
+  }
+  bool open(bool object) {
+    value();
+    stack_.push_back(Frame{object, {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    if (!stack_.empty()) stack_.pop_back();
+    return true;
+  }
+
+  const std::string& origin_;
+  std::vector<Frame> stack_;
+  size_t values_ = 0;
+};
+
+}  // namespace
+
 json parse_json_strict(std::string_view text, const std::string& origin, int max_depth) {
   check_json_text(text, origin, max_depth);
-  std::vector<Frame> stack;
-  auto element_starts = [&] {
-    if (!stack.empty() && !stack.back().object) ++stack.back().count;
-  };
-  json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        element_starts();
-        stack.push_back(Frame{event == json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!stack.empty()) stack.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        auto key = parsed.get<std::string>();
-        auto& top = stack.back();
-        top.key = key;
-        if (key.find('\0') != std::string::npos)
-          throw UserError(origin + ": " + pointer(stack) + ": the key holds a NUL character (\\u0000)",
-                          "remove it: keys are names");
-        if (!top.keys.insert(key).second)
-          throw UserError(origin + ": " + pointer(stack) + ": the key \"" + key +
-                              "\" appears twice in the same object",
-                          "keep one of them: JSON tools disagree on which copy wins");
-        break;
-      }
-      case json::parse_event_t::value:
-        element_starts();
-        if (parsed.is_string() && parsed.get_ref<const std::string&>().find('\0') != std::string::npos)
-          throw UserError(origin + ": " + pointer(stack) + ": the string holds a NUL character (\\u0000)",
-                          "remove it: names and paths end at a NUL for the kernel and for C tools");
-        break;
-    }
-    return true;
-  };
+  StrictChecker checker(origin);
   try {
-    return json::parse(text.begin(), text.end(), callback);
+    json::sax_parse(text.begin(), text.end(), &checker);
+    return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& err) {
     throw UserError(origin + " is not valid JSON: " + json_error_text(err),
                     "fix the syntax (a JSON linter such as `jq . FILE` shows where)");

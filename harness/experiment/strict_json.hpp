@@ -13,18 +13,22 @@
 namespace ks::experiment {
 
 constexpr int kMaxJsonDepth = 64;
+// Values (objects, arrays, strings, numbers, ...) in one document: a 32 MiB bundle of real
+// rows holds about two million; 64 MiB of "{}," would take gigabytes as a tree.
+constexpr size_t kMaxJsonValues = 4'000'000;
 
 // Throws UserError when TEXT nests arrays/objects deeper than MAX_DEPTH or holds a raw NUL
 // byte. Reads the text only (no DOM), so it is safe on any input; use it before handing a
 // file to a parser that has no depth limit.
 void check_json_text(std::string_view text, const std::string& origin, int max_depth = kMaxJsonDepth);
 
-// check_json_text, then a parse that refuses duplicate keys and NUL characters in keys and
-// strings. Malformed JSON is a UserError too (the parser's message and where).
 // The JSON library's message without its tag ("[json.exception.parse_error.101] "): what a
 // user is shown after the file's name.
 std::string json_error_text(const nlohmann::json::exception& err);
 
+// check_json_text, then a parse that refuses duplicate keys, NUL characters in keys and
+// strings, and more than kMaxJsonValues values, in time linear in the text. Malformed JSON is
+// a UserError too (the parser's message and where).
 nlohmann::json parse_json_strict(std::string_view text, const std::string& origin,
                                  int max_depth = kMaxJsonDepth);
 

@@ -168,6 +168,17 @@ TEST_CASE("hostile: NUL bytes, escaped NULs, duplicate keys and deep nesting are
     CHECK(text_error_of(R"({"name": "t", "arms": {"control": {"_c": 1}, "patched": {"_c": 1}},
                            "workloads": [{"name": "clone", "_c": 1}]})") == "(no error)");
   }
+  SECTION("too many values: refused before a tree is built, and a long array of objects is read in linear time") {
+    std::string many = R"({"name": "t", "_x": [)";
+    for (size_t i = 0; i < ks::experiment::kMaxJsonValues; ++i) many += "0,";
+    many += "0]}";
+    CHECK_THAT(text_error_of(many), Catch::Contains("more than 4000000 JSON values"));
+    // 300,000 objects in one array: about 15 s with the callback parser, which is quadratic.
+    std::string objects = R"({"_x": [)";
+    for (int i = 0; i < 300000; ++i) objects += "{},";
+    objects += "{}], " + kMinimalText.substr(1);
+    CHECK(text_error_of(objects) == "(no error)");
+  }
   SECTION("nesting far too deep: a message, not a stack overflow") {
     std::string deep = R"({"name": "t", "_x": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
     CHECK_THAT(text_error_of(deep), Catch::Contains("deeper than 64"));
