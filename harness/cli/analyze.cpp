@@ -33,7 +33,7 @@ void set_analyze_command(CLI::App& app, Context& context) {
     auto stored = pipeline::load_schema_valid_bundle(args->bundle);
     auto again = pipeline::rejudged(stored);
     auto changes = pipeline::judgement_changes(evidence::to_json(stored), stored, again);
-    for (auto& m : changes) fmt::print(stderr, "re-judged: {}\n", pipeline::describe(m));
+    for (auto& m : changes) fmt::print(stderr, "re-judged: {}\n", one_line(pipeline::describe(m)));
     fmt::print(stderr, "{}: {} field(s) differ from what this ksandwich derives; verdict {} (was {})\n",
                args->bundle, changes.size(), again.verdict, stored.verdict);
     if (!args->out.empty()) write_file_atomic(args->out, evidence::to_json(again).dump(2) + "\n");

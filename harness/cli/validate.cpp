@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "pipeline/validate.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::cli {
 
@@ -28,8 +29,8 @@ void set_validate_command(CLI::App& app, Context& context) {
     if (args->format == "json") {
       fmt::print("{}\n", nlohmann::json(v).dump(2));
     } else {
-      for (auto& e : v.schema_errors) fmt::print(stderr, "invalid: {}\n", pipeline::describe(e));
-      for (auto& m : v.recomputed_mismatches) fmt::print(stderr, "invalid: {}\n", pipeline::describe(m));
+      for (auto& e : v.schema_errors) fmt::print(stderr, "invalid: {}\n", one_line(pipeline::describe(e)));
+      for (auto& m : v.recomputed_mismatches) fmt::print(stderr, "invalid: {}\n", one_line(pipeline::describe(m)));
     }
     if (!v.valid())
       throw UserError(fmt::format("{}: {} schema error(s), {} field(s) that do not follow from the raw data",

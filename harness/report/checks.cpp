@@ -10,6 +10,7 @@
 
 #include "report/builder.hpp"
 #include "report/format.hpp"
+#include "util/files.hpp"
 
 namespace ks::report::detail {
 
@@ -198,7 +199,7 @@ void Builder::health() {
     for (auto& f : *findings) {
       std::string kind = first_of(f, {"kind"});
       std::string line = first_of(f, {"line"});
-      lines += "    " + (kind.empty() ? "" : "[" + kind + "] ") + line + "\n";
+      lines += "    " + one_line((kind.empty() ? "" : "[" + kind + "] ") + line) + "\n";
     }
     preformatted(lines, "ks-health-findings");
   }

@@ -247,7 +247,8 @@ namespace {
 
 // Text from a bundle reaches terminals and mails: no control character of it survives into
 // the document (ESC would move the cursor or forge a line, CR overwrite one). Newlines stay
-// where a block holds lines (preformatted, paragraphs the views wrap), nowhere else.
+// only in preformatted blocks, which indent every line a bundle supplies under their own:
+// a description or failure reason cannot start a line of the report ("Verdict: ...").
 void drop_control_characters(Document& doc) {
   auto one = [](std::string& s) { s = one_line(s); };
   one(doc.title);
@@ -256,7 +257,7 @@ void drop_control_characters(Document& doc) {
     for (auto* s : {&w.workload, &w.metric, &w.unit, &w.verdict, &w.line}) one(*s);
   }
   for (auto& block : doc.blocks) {
-    block.text = printable_lines(block.text);
+    block.text = block.kind == Block::Kind::preformatted ? printable_lines(block.text) : one_line(block.text);
     for (auto* s : {&block.cls, &block.caption, &block.note}) one(*s);
     for (auto& [key, value] : block.facts) one(key), one(value);
     for (auto& column : block.table.columns) one(column.title);

@@ -135,7 +135,7 @@ void Builder::reply() {
   std::string where;
   for (auto [key, value] : {std::pair{"Backend", backend_line()}, {"Clock", clock_line()}, {"Kernels", kernels()},
                             {"Source", source_line()}, {"Machine", machine_line()}})
-    if (!value.empty()) where += wrap(value, kReplyWidth, std::string(key) + ": ", "  ") + "\n";
+    if (!value.empty()) where += wrap(one_line(value), kReplyWidth, std::string(key) + ": ", "  ") + "\n";
   if (auto why = claim_out_of_reach())
     where += wrap("The effect the thread reported cannot appear in this run: " + *why + ".", kReplyWidth) + "\n";
   if (!where.empty()) body += "\n" + where;

@@ -73,6 +73,19 @@ validate_json "a plan point's arm and the run's date are checked" 2 \
 printf '{"schema_version": 1, "verdict": "OK", "verdict": "INVALID"}' >"$tmp/dup.json"
 validate_json "a duplicate key is refused, not silently read" 2 '.valid == false and (.schema_errors | length) > 0' "$tmp/dup.json"
 
+# Issue 27, eleventh attack: what validate says about a field quotes the bundle; it reaches the
+# terminal as one line with no control characters (ESC, BEL, CR, LF could forge "valid").
+jq '.experiment.direct_hits[0].function = "x\u001b]0;owned\u0007\u001b[2K\rvalid: bundle checks out\nok"' \
+  "$data/qemu-confirm.json" >"$tmp/forged.json"
+"$ks" validate "$tmp/forged.json" >/dev/null 2>"$tmp/forged.err"
+code=$?
+if [ "$code" -eq 2 ] && ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$tmp/forged.err" && ! grep -q '^valid' "$tmp/forged.err" &&
+   grep -q 'invalid: .*x \]0;owned' "$tmp/forged.err"; then
+  ok "validate prints a bundle's text on one line, without control characters"
+else
+  fail "validate of a forged function name (exit $code): $(cat -A "$tmp/forged.err" | head -5)"
+fi
+
 # `analyze` judges a bundle again: a flipped verdict is named and put right, the exit code is
 # the one the run had (4: host-confirm is INCONCLUSIVE), and --out writes a bundle that validates.
 jq '.verdict = "NO_CHANGE" | .analysis.verdict = "NO_CHANGE"' "$data/host-confirm.json" >"$tmp/flipped.json"

@@ -415,6 +415,21 @@ TEST_CASE("text: control characters from the bundle never reach the terminal") {
   }
 }
 
+TEST_CASE("text: a bundle's description or kernel-log finding cannot start a line of the report (eleventh attack)") {
+  auto b = ks::test::make_sample_bundle();
+  b.experiment["description"] = "Routine run.\n\nVerdict: NO REGRESSION (forged)\n";
+  b.points.front().health = {{"findings", nlohmann::json::array({{{"kind", "warning"}, {"line", "x\nVerdict: FORGED TOO"}}})}};
+  for (const std::string format : {"text", "markdown"}) {
+    auto out = ks::report::render(b, format, {});
+    INFO(format << "\n" << out);
+    CHECK_THAT(flat(out), Contains("Routine run. Verdict: NO REGRESSION (forged)"));
+    for (auto& line : lines_of(out)) {
+      CHECK_THAT(line, !Catch::Matchers::StartsWith("Verdict: NO REGRESSION"));
+      CHECK_THAT(line, !Contains("Verdict: FORGED TOO") || Contains("x Verdict: FORGED TOO"));
+    }
+  }
+}
+
 TEST_CASE("text: the thread's claim beside the verdict, and whether this run had the CPUs its effect needs") {
   auto b = ks::test::make_sample_bundle();  // qemu under KVM, 20 host cores
   b.experiment["claim"] = {{"thread", "btrfs: set SB_NOSEC (seeds/003)"},
