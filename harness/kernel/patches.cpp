@@ -522,7 +522,19 @@ std::vector<std::string> touched_files(std::string_view diff) {
   return out;
 }
 
+namespace {
+
+void require_bounded_lines(std::string_view text, const std::string& file) {
+  if (static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) > kMaxPatchLines)
+    throw UserError("patch " + file + " holds more than " + std::to_string(kMaxPatchLines) + " lines",
+                    "no patch series is this long: check it is the file you meant, or split it, or commit it "
+                    "to a git tree and run with --source TREE --commit REV");
+}
+
+}  // namespace
+
 PatchSet parse_patch_file(std::string_view text, const std::string& file) {
+  require_bounded_lines(text, file);
   PatchSet set;
   auto file_sha = sha256_hex(text);
   if (!is_mailbox(text)) {
@@ -608,6 +620,7 @@ std::string select_series(std::string_view mbox_text, std::string_view message_i
                     "give it as in the mail's Message-ID: header (<id@host>) or as its lore link");
   if (starts_with(mbox_text, "\x1f\x8b"))
     throw UserError("patch " + file + " is gzip-compressed", "gunzip it first (lore's t.mbox.gz: gunzip t.mbox.gz)");
+  require_bounded_lines(mbox_text, file);
   struct Mail {
     std::vector<std::string> lines;
     std::string id, subject;

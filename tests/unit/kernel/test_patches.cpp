@@ -423,3 +423,15 @@ TEST_CASE("an encoded word's charset is a plain name: \"koi8-r//x\" is not conve
     return s + " ";  // the space after the last word stays
   }());
 }
+
+TEST_CASE("a patch file or mailbox of more than a million lines is refused before it is parsed: 4 MB of empty lines took 25 s (eleventh attack)",
+          "[build][patches]") {
+  auto mail = [](size_t blank_lines) {
+    return message("[PATCH 1/1] btrfs: x", "<n@x>", "Body.\n" + std::string(blank_lines, '\n') + "---\n" + kDiff);
+  };
+  CHECK(parse_patch_file(mail(1000), "n.mbox").patches.size() == 1);
+  CHECK_THROWS_WITH(parse_patch_file(mail(kMaxPatchLines), "n.mbox"), Catch::Contains("more than 1000000 lines"));
+  CHECK_THROWS_WITH(select_series(mail(kMaxPatchLines), "<n@x>", "n.mbox"), Catch::Contains("more than 1000000 lines"));
+  CHECK_THROWS_WITH(parse_patch_file(std::string(kMaxPatchLines + 1, '\n') + kDiff, "n.diff"),
+                    Catch::Contains("more than 1000000 lines"));
+}
