@@ -253,6 +253,10 @@ std::set<std::pair<int, uint64_t>> registered_runs(const fs::path& state_dir, co
 fs::path journal_file(const fs::path& out_dir) { return out_dir / "logs/journal.jsonl"; }
 
 void require_own_run_dir(const fs::path& out_dir) {
+  // The way to it first: with another user's directory or link on it, the name could lead to
+  // another of root's runs by the time it is used (a cleanup or resume acting there).
+  if (auto why = untrusted_on_the_way(out_dir, PathRole::kOwnDirectory))
+    throw UserError(*why, "choose a run directory on a path only you (or root) may change");
   // What a run reads back or writes into again (a resume, a cleanup): its directories, each
   // point's, and the files it re-reads. What does not exist yet the run makes itself.
   std::vector<std::pair<fs::path, mode_t>> own{{out_dir, S_IFDIR},

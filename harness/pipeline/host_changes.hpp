@@ -32,9 +32,9 @@ fs::path journal_file(const fs::path& out_dir);
 // A run reads and writes its output directory as root: throws UserError when the directory,
 // its logs/, points/ or a point's directory, or bundle.json(.gz) or run-id, exists and is a
 // link, not of its kind, another user's, or world-writable (links planted there would be
-// written through, files read back as the run's own). What does not exist yet the run makes.
+// written through, files read back as the run's own), or when the way to it is not one only
+// trusted users may change (util's untrusted_on_the_way). What does not exist yet the run makes.
 void require_own_run_dir(const fs::path& out_dir);
-
 
 // Where cleanup may act: what a run makes lies only there. Tests point them at a temporary
 // directory.

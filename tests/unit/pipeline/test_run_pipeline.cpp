@@ -716,6 +716,17 @@ TEST_CASE("run: --resume refuses a run directory that is not as its run left it,
     REQUIRE(::chown((run.out / "bundle.json").c_str(), 65534, 65534) == 0);
     refused("belongs to uid 65534");
   }
+  SECTION("a name that leads there through another user's directory: a cleanup or resume could be sent to another run (eleventh attack)") {
+    if (::geteuid() != 0) {
+      WARN("SKIP: chown needs root, and the way is checked for root only");
+      return;
+    }
+    test::TempDir theirs("ks-theirs");
+    REQUIRE(::chown(theirs.path.c_str(), 65534, 65534) == 0);
+    fs::create_directory_symlink(run.out, theirs.path / "run");
+    CHECK_THROWS_WITH(ks::pipeline::require_own_run_dir(theirs.path / "run"), Catch::Contains("belongs to uid 65534"));
+    CHECK_NOTHROW(ks::pipeline::require_own_run_dir(run.out));
+  }
   SECTION("and the untouched directory resumes") {
     auto backend = fake();
     run(backend, true);
