@@ -54,6 +54,8 @@ std::vector<Phase> PhaseTracker::feed(std::string_view chunk) {
     if (auto phase = on_record(record)) phases.push_back(std::move(*phase));
   }
   partial_.erase(0, start);
+  // No record is this long (a flood with no line end): its rest is not JSON, and is skipped.
+  if (partial_.size() > kMaxRecordBytes) partial_.clear();
   return phases;
 }
 

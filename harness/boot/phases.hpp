@@ -21,13 +21,17 @@ struct Phase {
 
 class PhaseTracker {
  public:
+  static constexpr size_t kMaxRecordBytes = size_t(1) << 20;
+
   explicit PhaseTracker(const experiment::Experiment& e);
 
   // The phase RECORD starts, if it starts one.
   std::optional<Phase> on_record(const nlohmann::json& record);
   // Records as JSON lines, fed in chunks as they arrive (a partial line waits for its end;
-  // a line that is not JSON is skipped).
+  // a line that is not JSON, or longer than kMaxRecordBytes, is skipped).
   std::vector<Phase> feed(std::string_view chunk);
+  // The bytes of a partial line kept until its end arrives (at most kMaxRecordBytes).
+  size_t waiting() const { return partial_.size(); }
 
  private:
   std::vector<std::string> workloads_;

@@ -286,12 +286,13 @@ PointResult QemuBackend::run_point(const PointContext& ctx) {
   report_phase(ctx, {std::string("booting ") + (kvm ? "(KVM)" : "(TCG)"), true});
   auto run = proc::run(cmd);  // Ctrl-C: kills QEMU, throws Interrupted; ~NvmeImage cleans up
 
-  GuestRun guest{.report = parse_guest_results(try_read_file(spec.results).value_or("")),
-                 .console = try_read_file(spec.console_log).value_or(""),
+  // Read within bounds: a patched kernel that floods its console cannot take the host's memory.
+  GuestRun guest{.report = parse_guest_results(read_head_and_tail(spec.results, kMaxGuestResultsBytes)),
+                 .console = read_head_and_tail(spec.console_log, kMaxConsoleBytes),
                  .timed_out = run.timed_out,
                  .timeout_s = e.point_timeout_s,
                  .qemu_exit_code = run.exit_code,
-                 .qemu_output = without_command_line(try_read_file(qemu_log).value_or("")),
+                 .qemu_output = without_command_line(read_head_and_tail(qemu_log, kMaxConsoleBytes)),
                  .expected_release = ctx.kernel_release};
   const auto& report = guest.report;
   PointResult result = guest_point_result(ctx, guest, storage, spec.console_log);

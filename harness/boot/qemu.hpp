@@ -121,6 +121,11 @@ GuestReport parse_guest_results(std::string_view text);
 // kernel_cmdline, preemption (the mode in parentheses), clocksource, ... Pure.
 nlohmann::json guest_environment(const nlohmann::json& guest_record);
 
+// How much of what a guest writes (its results port, its console; QEMU's own log) the host
+// reads back: far beyond a real point's, so that a kernel flooding them costs no more memory.
+inline constexpr size_t kMaxGuestResultsBytes = size_t(64) << 20;
+inline constexpr size_t kMaxConsoleBytes = size_t(16) << 20;
+
 struct GuestRun {
   GuestReport report;
   std::string console;

@@ -81,6 +81,37 @@ std::optional<std::string> read_regular_file(const fs::path& path, size_t max_by
   return text;
 }
 
+std::string read_head_and_tail(const fs::path& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st{};
+  std::string text;
+  auto read_at = [&](off_t from, size_t count) {
+    auto start = text.size();
+    text.resize(start + count);
+    size_t got = 0;
+    while (got < count) {
+      ssize_t n = ::pread(fd, text.data() + start + got, count - got, from + static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(start + got);
+  };
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    auto size = static_cast<size_t>(st.st_size);
+    if (size <= max_bytes) {
+      read_at(0, size);
+    } else {
+      read_at(0, max_bytes / 2);
+      text += "\n[ksandwich: " + std::to_string(size - max_bytes / 2 * 2) + " bytes left out here]\n";
+      read_at(static_cast<off_t>(size - max_bytes / 2), max_bytes / 2);
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
 std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what) {
   try {
     if (auto text = read_regular_file(path, max_bytes, Links::follow)) return *text;

@@ -18,6 +18,11 @@ std::optional<std::string> try_read_file(const fs::path& path); // nullopt when 
 // hands over, whose size and kind ksandwich did not choose.
 enum class Links { follow, refuse };
 std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links);
+// What another program wrote without a limit (a guest's console, its results port): the whole
+// regular file when it holds at most MAX_BYTES, else its first and last MAX_BYTES / 2 with a
+// line between them saying how much was left out. Empty when it does not exist or cannot be
+// read as a regular file (no link is followed).
+std::string read_head_and_tail(const fs::path& path, size_t max_bytes);
 // A file the user names (an experiment, a patch, a mailbox): read_regular_file following
 // links, with a UserError saying what is wrong with it (missing, not a regular file, larger
 // than MAX_BYTES) instead of a SystemError. WHAT names it in the message ("patch file").

@@ -93,3 +93,16 @@ TEST_CASE("phases: a listener hears them, no listener is fine") {
   ks::boot::report_phase(ctx, {"workload 1 of 2: clone, round 1 of 8", false});
   CHECK(heard == std::vector<std::string>{"mkfs!", "workload 1 of 2: clone, round 1 of 8"});
 }
+
+TEST_CASE("phases: a line with no end is dropped past the bound, the records after it still count") {
+  PhaseTracker tracker(two_workloads());
+  std::string flood(64 * 1024, 'x');
+  for (size_t sent = 0; sent <= PhaseTracker::kMaxRecordBytes * 3; sent += flood.size()) {
+    CHECK(tracker.feed(flood).empty());
+    CHECK(tracker.waiting() <= PhaseTracker::kMaxRecordBytes);
+  }
+  CHECK(tracker.feed("\n").empty());
+  auto phases = tracker.feed("{\"type\":\"workload\",\"id\":\"clone\"}\n");
+  REQUIRE(phases.size() == 1);
+  CHECK(phases.front().text == "workload 1 of 2: clone");
+}

@@ -1,0 +1,30 @@
+// Reading back what another program wrote without a limit: a guest flooding its console or
+// results port costs the host no more than the bound.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/temp_dir.hpp"
+#include "util/files.hpp"
+
+TEST_CASE("read_head_and_tail: whole up to the bound, else its head and tail and what was left out") {
+  ks::test::TempDir dir;
+  auto file = dir.path / "console.log";
+  CHECK(ks::read_head_and_tail(file, 100).empty());  // missing
+
+  ks::write_file(file, std::string(100, 'a'));
+  CHECK(ks::read_head_and_tail(file, 100) == std::string(100, 'a'));
+
+  ks::write_file(file, std::string(60, 'h') + std::string(1000, 'x') + std::string(40, 't'));
+  auto text = ks::read_head_and_tail(file, 100);
+  CHECK(text == std::string(50, 'h') + "\n[ksandwich: 1000 bytes left out here]\n" + std::string(10, 'x') + std::string(40, 't'));
+
+  // No link is followed, and a FIFO (which would wait for a writer) is not read.
+  std::filesystem::create_symlink(file, dir.path / "link");
+  CHECK(ks::read_head_and_tail(dir.path / "link", 100).empty());
+  REQUIRE(::mkfifo((dir.path / "fifo").c_str(), 0600) == 0);
+  CHECK(ks::read_head_and_tail(dir.path / "fifo", 100).empty());
+}
