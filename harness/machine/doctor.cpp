@@ -132,7 +132,7 @@ std::vector<Check> doctor_checks(bool source_tree) {
       {"bwrap", "bubblewrap"}};  // confines make as root (kernel/kbuild.cpp)
   for (auto [tool, package] : kernel_build_tools)
     checks.push_back(program(std::string("kernel build: ") + tool, tool, package, false, true));
-  bool jsonschema = proc::have_program("python3") && proc::run(proc::command({"python3", "-c", "import jsonschema"}, std::chrono::seconds(30))).ok();
+  bool jsonschema = proc::have_program("python3") && proc::run(proc::command({"python3", "-I", "-c", "import jsonschema"}, std::chrono::seconds(30))).ok();  // -I: not from the current directory
   checks.push_back({"python3-jsonschema (validate)", jsonschema, false, false,
                     jsonschema ? "python3 imports jsonschema" : "missing: `ksandwich validate` cannot check schemas",
                     "apt-get install python3-jsonschema"});

@@ -176,9 +176,13 @@ std::vector<SchemaError> check_bundle_schema(const std::string& text) {
   auto dir = ScopedDir::temporary("ksandwich-schema-");
   const auto copy = dir.path() / "bundle.json";
   write_file_atomic(copy, text);
-  auto r = proc::run(proc::command({python, "-c", kSchemaCheck, std::string(evidence::schema_text("bundle.schema.json")),
-                                    copy.string()},
-                                   std::chrono::seconds(120)));
+  // -I: isolated, so Python imports nothing from the current directory (a jsonschema.py
+  // planted where root happens to be would run as root) and reads no PYTHON* variable.
+  auto cmd = proc::command({python, "-I", "-c", kSchemaCheck, std::string(evidence::schema_text("bundle.schema.json")),
+                            copy.string()},
+                           std::chrono::seconds(120));
+  cmd.cwd = dir.path();
+  auto r = proc::run(cmd);
   if (r.exit_code == 3)
     throw UserError("cannot check the bundle's schema: " + trim(r.out), "apt-get install python3-jsonschema");
   std::vector<SchemaError> errors;

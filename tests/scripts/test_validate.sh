@@ -86,6 +86,19 @@ else
   fail "validate of a forged function name (exit $code): $(cat -A "$tmp/forged.err" | head -5)"
 fi
 
+# Issue 27, twelfth attack: the schema check ran `python3 -c` in the current directory, which
+# Python searches first: a jsonschema.py planted where root stands ran as root.
+mkdir "$tmp/cwd"
+printf 'open("%s/planted-ran", "w").write("yes")\nraise ImportError\n' "$tmp" >"$tmp/cwd/jsonschema.py"
+cp "$tmp/cwd/jsonschema.py" "$tmp/cwd/json.py"
+(cd "$tmp/cwd" && "$ks" validate "$data/host-screen.json" >/dev/null 2>&1)
+code=$?
+if [ "$code" -eq 0 ] && [ ! -e "$tmp/planted-ran" ]; then
+  ok "the schema check imports nothing from the current directory"
+else
+  fail "validate from a directory holding jsonschema.py: exit $code, planted module ran: $([ -e "$tmp/planted-ran" ] && echo yes || echo no)"
+fi
+
 # `analyze` judges a bundle again: a flipped verdict is named and put right, the exit code is
 # the one the run had (4: host-confirm is INCONCLUSIVE), and --out writes a bundle that validates.
 jq '.verdict = "NO_CHANGE" | .analysis.verdict = "NO_CHANGE"' "$data/host-confirm.json" >"$tmp/flipped.json"
