@@ -39,12 +39,11 @@ void set_report_command(CLI::App& app, Context& context) {
   add_reply_options(cmd, args->reply);
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");
-    auto bundle = pipeline::load_schema_valid_bundle(args->bundle);  // a bundle that fails its schema: exit 2
-    // The reply names the compressed copy: the bundle itself, or the one written beside it.
-    std::filesystem::path path = args->bundle;
+    std::string text;
+    auto bundle = pipeline::load_schema_valid_bundle(args->bundle, &text);  // a bundle that fails its schema: exit 2
+    // The reply attaches the bundle just read and checked, compressed as a run writes it.
     auto reply = args->reply;
-    reply.attachment = pipeline::bundle_attachment(
-        path.extension() == ".gz" ? path : path.parent_path() / pipeline::kCompressedBundleName);
+    reply.attachment = pipeline::bundle_attachment(text);
     fmt::print("{}", report::render(bundle, args->format, reply));
     context.exit_code = 0;
   });

@@ -76,7 +76,9 @@ std::string read_bundle_text(const std::filesystem::path& path, bool* compressed
   return is_gzip(data) ? gunzip(data, path) : data;
 }
 
-void write_compressed_bundle(const std::filesystem::path& path, const std::string& text) {
+namespace {
+
+std::string gzip(const std::string& text) {
   z_stream z{};
   // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
   if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -90,15 +92,18 @@ void write_compressed_bundle(const std::filesystem::path& path, const std::strin
   out.resize(z.total_out);
   deflateEnd(&z);
   if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
-  write_file_atomic(path, out);
+  return out;
 }
 
-std::optional<report::Attachment> bundle_attachment(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  auto content = read_regular_file(path, kMaxInputBytes, Links::follow);
-  if (!content) return std::nullopt;
-  return report::Attachment{path.filename().string(), content->size(), sha256_hex(*content), std::move(*content)};
+}  // namespace
+
+void write_compressed_bundle(const std::filesystem::path& path, const std::string& text) {
+  write_file_atomic(path, gzip(text));
+}
+
+report::Attachment bundle_attachment(const std::string& text) {
+  auto content = gzip(text);
+  return report::Attachment{kCompressedBundleName, content.size(), sha256_hex(content), std::move(content)};
 }
 
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin) {

@@ -37,9 +37,11 @@ std::filesystem::path bundle_in(const std::filesystem::path& dir);
 // Writes TEXT gzip-compressed (RFC 1952, what `gzip -d` and `zcat` read) to PATH atomically.
 void write_compressed_bundle(const std::filesystem::path& path, const std::string& text);
 
-// The reply block's description of a compressed bundle (name, size, SHA-256); nullopt when
-// PATH does not exist.
-std::optional<report::Attachment> bundle_attachment(const std::filesystem::path& path);
+// The bundle TEXT as the reply attaches it: compressed as write_compressed_bundle does (the
+// same bytes as the bundle.json.gz a run wrote), named kCompressedBundleName. Made from the
+// text that was read and checked, never from a file found beside it (another user's link
+// there would attach whatever it leads to).
+report::Attachment bundle_attachment(const std::string& text);
 
 // The analysis of a bundle's rows under its experiment's scheme and gates. Deterministic:
 // the same bundle always gives the same analysis (the bootstrap is seeded).

@@ -149,11 +149,13 @@ void analyze_into(evidence::Bundle& bundle, const experiment::Experiment& e) {
   bundle.extra["warnings"] = environment_warnings(bundle.points, bundle.machine);
 }
 
-void write_bundle(evidence::Bundle& bundle, const fs::path& dir) {
+// Returns the text written.
+std::string write_bundle(evidence::Bundle& bundle, const fs::path& dir) {
   bundle.updated_at = now_utc_iso8601();
   auto text = evidence::to_json(bundle).dump(2) + "\n";
   write_file_atomic(dir / "bundle.json", text);
   write_compressed_bundle(dir / kCompressedBundleName, text);  // small enough to attach to a mail
+  return text;
 }
 
 void write_reports(const evidence::Bundle& bundle, const fs::path& dir, const report::Options& ro) {
@@ -666,9 +668,9 @@ int run(const RunOptions& o) {
   bundle.extra["timings"] = timings_json(
       bundle, build_timings,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_started).count());
-  write_bundle(bundle, o.out_dir);
+  auto text = write_bundle(bundle, o.out_dir);
   auto reply = o.reply;
-  reply.attachment = bundle_attachment(o.out_dir / kCompressedBundleName);
+  reply.attachment = bundle_attachment(text);
   write_reports(bundle, o.out_dir, reply);
   if (o.print_report) {
     std::fputs(report::text(bundle, reply).c_str(), stdout);

@@ -268,7 +268,7 @@ Validation validate_bundle_file(const std::filesystem::path& path) {
   return v;
 }
 
-evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
+evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path, std::string* text_read) {
   // JSON first (the schema check cannot name a syntax error), then the schema, then the
   // model, whose own complaints are less telling than the schema's.
   auto text = read_bundle_text(path);
@@ -281,7 +281,9 @@ evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path) {
                                 errors.size(), first),
                     "`ksandwich validate " + shell_quote(path.string()) + "` lists every problem");
   }
-  return parse_bundle_text(text, path.string());
+  auto bundle = parse_bundle_text(text, path.string());
+  if (text_read) *text_read = std::move(text);
+  return bundle;
 }
 
 }  // namespace ks::pipeline

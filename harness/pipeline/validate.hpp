@@ -68,7 +68,7 @@ std::vector<Mismatch> check_recomputation(const nlohmann::json& raw, const evide
 Validation validate_bundle_file(const std::filesystem::path& path);
 
 // load_bundle for renderers: refuses (UserError, exit 2) a bundle that fails its schema,
-// naming the first failures.
-evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path);
+// naming the first failures. TEXT, when given, receives the JSON text read (inflated).
+evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path, std::string* text = nullptr);
 
 }  // namespace ks::pipeline

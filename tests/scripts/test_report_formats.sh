@@ -66,8 +66,23 @@ assert len(attachments) == 1 and attachments[0].get_filename() == "bundle.json.g
 with open(sys.argv[2], "wb") as out:
     out.write(attachments[0].get_content())
 PY
-check "the attachment is the bundle, byte for byte" cmp -s "$tmp/bundle.json.gz" "$tmp/attached.json.gz"
+check "the attachment is the bundle that was read" cmp -s <(gzip -dc "$tmp/bundle.json.gz") <(gzip -dc "$tmp/attached.json.gz")
 check "the attached bundle validates" "$ks" validate "$tmp/attached.json.gz"
+# Issue 27, twelfth attack: the attachment was the bundle.json.gz found beside a bundle.json,
+# through links: a link planted there attached whatever it led to (/etc/shadow) as root.
+mkdir "$tmp/drop"
+gzip -dc "$tmp/bundle.json.gz" >"$tmp/drop/bundle.json"
+echo "TOP-SECRET-NOT-A-BUNDLE" >"$tmp/secret"
+ln -s "$tmp/secret" "$tmp/drop/bundle.json.gz"
+"$ks" report "$tmp/drop/bundle.json" --format eml --in-reply-to "<x@y>" >"$tmp/drop.eml"
+check "report --format eml beside a planted link exits 0" test $? -eq 0
+check "  and attaches the bundle it read, not what the link leads to" python3 - "$tmp/drop.eml" "$tmp/drop/bundle.json" <<'PY'
+import email, email.policy, gzip, sys
+with open(sys.argv[1], "rb") as f:
+    m = email.message_from_binary_file(f, policy=email.policy.default)
+attached = list(m.iter_attachments())[0].get_content()
+assert gzip.decompress(attached) == open(sys.argv[2], "rb").read()
+PY
 "$ks" report "$data/bundles/host-screen.json" --format eml >"$tmp/none.eml" 2>"$tmp/none.err"
 code=$?
 check "no thread: eml is exit 2" test "$code" -eq 2
