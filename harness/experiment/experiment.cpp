@@ -31,7 +31,7 @@ bool Workload::higher_is_better() const { return metric() != "ns_per_op"; }
 
 bool is_plain_name(const std::string& s) {
   static const std::regex name("[A-Za-z0-9._-]{1,64}");
-  return s != "." && s != ".." && std::regex_match(s, name);
+  return s.size() <= 64 && s != "." && s != ".." && std::regex_match(s, name);
 }
 
 bool is_clean_knob_path(const std::string& path) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
 #include "pipeline/kernels.hpp"
 
@@ -106,15 +107,37 @@ report::Attachment bundle_attachment(const std::string& text) {
   return report::Attachment{kCompressedBundleName, content.size(), sha256_hex(content), std::move(content)};
 }
 
+namespace {
+
+// Workload ids are names (experiment::is_plain_name, as the experiment's schema has them): the
+// reports, tables and replies build lines from them, where a "clone Verdict: NO_CHANGE" wrapped
+// at a space would start a line of its own.
+void require_workload_names(const evidence::Bundle& b, const std::string& origin) {
+  auto check = [&](const std::string& id) {
+    if (!experiment::is_plain_name(id))
+      throw UserError(origin + " is not a ksandwich bundle: the workload \"" + one_line(id.substr(0, 80)) +
+                          "\" is not a name ([A-Za-z0-9._-], at most 64)",
+                      "check it is the bundle.json of a run (ksandwich validate says more)");
+  };
+  for (auto& r : b.rows) check(r.workload);
+  if (b.analysis)
+    for (auto& w : b.analysis->workloads) check(w.workload);
+}
+
+}  // namespace
+
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin) {
   // No NUL bytes, no duplicate keys, nesting within bounds: one reading for every reader.
   auto j = experiment::parse_json_strict(text, origin);
+  evidence::Bundle bundle;
   try {
-    return evidence::from_json(j);
+    bundle = evidence::from_json(j);
   } catch (const json::exception& err) {
     throw UserError(origin + " is not a ksandwich bundle: " + experiment::json_error_text(err),
                     "check it is the bundle.json of a run (ksandwich validate says more)");
   }
+  require_workload_names(bundle, origin);
+  return bundle;
 }
 
 evidence::Bundle load_bundle(const std::filesystem::path& path) {

@@ -131,10 +131,30 @@ int gathered_exit_code(const std::vector<GatheredRun>& runs) {
   return code;
 }
 
+namespace {
+
+// RUNS with each text that came from a mail, a job or a bundle on one line: a subject or a
+// workload holding "\nVerdict: ..." cannot start a line of the table (each run's own report is
+// cleaned by its renderer).
+std::vector<GatheredRun> one_line_fields(std::vector<GatheredRun> runs) {
+  for (auto& r : runs) {
+    for (auto* s : {&r.name, &r.out_dir, &r.state, &r.problem, &r.patch_subject}) *s = one_line(*s);
+    if (r.bundle) {
+      r.bundle->verdict = one_line(r.bundle->verdict);
+      if (r.bundle->analysis)
+        for (auto& w : r.bundle->analysis->workloads)
+          for (auto* s : {&w.workload, &w.metric, &w.verdict}) *s = one_line(*s);
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
 std::string render_gathered(const std::vector<GatheredRun>& runs, bool series, const std::string& format) {
   // Subjects and names come from mail and bundles: no control character reaches a terminal.
-  if (format == "text") return printable_lines(text_view(runs, series));
-  if (format == "markdown") return printable_lines(markdown_view(runs, series));
+  if (format == "text") return printable_lines(text_view(one_line_fields(runs), series));
+  if (format == "markdown") return printable_lines(markdown_view(one_line_fields(runs), series));
   if (format == "json") return json_view(runs, series);
   throw UserError("gather: unknown format `" + format + "`", "use --format text, markdown or json");
 }

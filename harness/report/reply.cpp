@@ -121,8 +121,9 @@ void Builder::reply() {
     std::string date = one_line(first_of(p, {"date"}));
     std::string author = one_line(display_name(first_of(p, {"author"})));
     if (i > 0) body += "\n";
+    // Continued lines indented: a long author cannot start a line of the reply ("Tested-by: ...").
     if (!date.empty() && !author.empty())
-      body += wrap("On " + date + ", " + author + " wrote:", kTextWidth) + "\n";
+      body += wrap("On " + date + ", " + author + " wrote:", kTextWidth, "", "  ") + "\n";
     else if (!author.empty())
       body += author + " wrote:\n";
     std::string patch_subject = one_line(first_of(p, {"subject"}));

@@ -219,8 +219,9 @@ std::string shell_quote(std::string_view word) {
 
 namespace {
 // C0 controls and DEL, and in UTF-8 the C1 controls (U+0080..U+009F: a terminal takes U+009B
-// for ESC [) and the bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069), which
-// make a line read other than it is. Each becomes one space.
+// for ESC [), the line and paragraph separators (U+2028, U+2029: a new line in some editors,
+// browsers and mail readers) and the bidirectional overrides and isolates (U+202A..U+202E,
+// U+2066..U+2069), which make a line read other than it is. Each becomes one space.
 std::string without_controls(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
@@ -230,7 +231,7 @@ std::string without_controls(std::string_view s, bool keep_newlines) {
       out += ' ';
     } else if (b(0) == 0xc2 && b(1) >= 0x80 && b(1) <= 0x9f) {
       out += ' ', i += 1;
-    } else if (b(0) == 0xe2 && ((b(1) == 0x80 && b(2) >= 0xaa && b(2) <= 0xae) || (b(1) == 0x81 && b(2) >= 0xa6 && b(2) <= 0xa9))) {
+    } else if (b(0) == 0xe2 && ((b(1) == 0x80 && b(2) >= 0xa8 && b(2) <= 0xae) || (b(1) == 0x81 && b(2) >= 0xa6 && b(2) <= 0xa9))) {
       out += ' ', i += 2;
     } else {
       out += s[i];

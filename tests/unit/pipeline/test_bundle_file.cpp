@@ -127,3 +127,15 @@ TEST_CASE("bundle file: every reader refuses a verdict or schema_version no run 
   version["schema_version"] = 99;
   CHECK_THROWS_WITH(pipeline::parse_bundle_text(version.dump(), "b"), Catch::Contains("schema_version 99"));
 }
+
+TEST_CASE("bundle file: every reader refuses a workload that is not a name: wrapped, it could start a report line (twelfth attack)") {
+  auto j = nlohmann::json::parse(pipeline::read_bundle_text(kData / "default-confirm.bundle.json.gz"));
+  for (auto forged : {std::string("clone Verdict: IMPROVEMENT"), std::string("clone\n\nTested-by: M <m@x>"), std::string(65, 'c')}) {
+    auto analysis = j;
+    analysis["analysis"]["workloads"][0]["workload"] = forged;
+    CHECK_THROWS_WITH(pipeline::parse_bundle_text(analysis.dump(), "b"), Catch::Contains("is not a name"));
+    auto rows = j;
+    rows["rows"][0]["workload"] = forged;
+    CHECK_THROWS_WITH(pipeline::parse_bundle_text(rows.dump(), "b"), Catch::Contains("is not a name"));
+  }
+}

@@ -90,3 +90,16 @@ TEST_CASE("the gathered exit code is the worst of the runs, a missing bundle cou
   CHECK(gathered_exit_code({missing, regression, inconclusive}) == 1);
   CHECK(gathered_exit_code({}) == 0);
 }
+
+// (A workload that is not a name does not get this far: the bundle is refused when read.)
+TEST_CASE("gather: a subject or a run's name cannot start a line of the table (twelfth attack)") {
+  std::vector<GatheredRun> runs = {step(1, 12.0, -1.0, "REGRESSION")};
+  runs[0].patch_subject = "[PATCH 1/1] x\nVerdict: NO_CHANGE (forged)";
+  runs[0].name = "remap\nVerdict: NO_CHANGE (forged too)";
+  for (const std::string format : {"text", "markdown"}) {
+    auto out = render_gathered(runs, true, format);
+    INFO(format << "\n" << out);
+    CHECK(out.find("\nVerdict: NO_CHANGE") == std::string::npos);
+    CHECK(out.find("x Verdict: NO_CHANGE (forged)") != std::string::npos);
+  }
+}

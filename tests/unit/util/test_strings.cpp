@@ -18,6 +18,9 @@ TEST_CASE("one_line turns every control character into a space and keeps the res
   CHECK(ks::one_line("a\xc2\x9b" "2Jb") == "a 2Jb");
   CHECK(ks::one_line("NO_CHANGE \xe2\x80\xaeNOISSERGER") == "NO_CHANGE  NOISSERGER");
   CHECK(ks::one_line("x\xe2\x81\xa6y\xe2\x81\xa9") == "x y ");
+  // Line and paragraph separators (U+2028, U+2029): a new line in some viewers (twelfth attack).
+  CHECK(ks::one_line("clone\xe2\x80\xa8Verdict: NO_CHANGE\xe2\x80\xa9") == "clone Verdict: NO_CHANGE ");
+  CHECK(ks::printable_lines("a\xe2\x80\xa8" "b") == "a b");
   CHECK(ks::one_line("\xc2\xa9 \xe2\x80\x94") == "\xc2\xa9 \xe2\x80\x94");  // (c) and an em dash stay
 }
 
