@@ -40,13 +40,15 @@ struct PatchSet {
 // True when TEXT is a mailbox (starts with an mbox "From " line or with mail headers).
 bool is_mailbox(std::string_view text);
 
-// Lines in a patch file or mailbox: a mail is parsed line by line, a few copies of each, so
-// a file of 64 MiB of empty lines would cost minutes and gigabytes. The largest kernel patch
-// series run to a few hundred thousand lines.
+// The size of a patch file or mailbox: a mail is parsed line by line, a few copies of each
+// (about 12 bytes of memory for each byte, plus 120 for each line), so 64 MiB of empty lines
+// would cost minutes and gigabytes. The largest kernel patch series run to a few megabytes
+// and a few hundred thousand lines.
+inline constexpr size_t kMaxPatchBytes = size_t(16) << 20;
 inline constexpr size_t kMaxPatchLines = 1'000'000;
 
 // Splits FILE's TEXT into patches. Throws UserError when it holds no diff at all, or more
-// than kMaxPatchLines lines (as does select_series).
+// than kMaxPatchBytes or kMaxPatchLines lines (as does select_series).
 PatchSet parse_patch_file(std::string_view text, const std::string& file);
 
 // One series out of a saved thread (lore's t.mbox.gz, gunzipped): the messages of the series

@@ -263,19 +263,24 @@ TEST_CASE("hostile mail, second attack: deep MIME nesting and a hunk line of 200
   auto nested = message("[PATCH] deep", "<d@x>", body + "--b3999\nContent-Type: text/plain\n\n" + kDiff + closing,
                         "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n");
   CHECK_THROWS_AS(parse_patch_file(nested, "nested.mbox"), ks::UserError);  // no diff within reach
-  // A few levels, as real mail nests them: the diff is found.
-  std::string shallow, shallow_closing;
-  for (int i = 0; i < 5; ++i) {
-    shallow += "--b" + std::string(i == 0 ? "" : std::to_string(i - 1)) + "\nContent-Type: multipart/mixed; boundary=\"b" +
-               std::to_string(i) + "\"\n\n";
-    shallow_closing = "--b" + std::to_string(i) + "--\n" + shallow_closing;
-  }
-  auto found = parse_patch_file(message("[PATCH] shallow", "<s@x>", shallow + "--b4\nContent-Type: text/plain\n\n" + kDiff +
-                                                                     shallow_closing,
-                                        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n"),
-                                "shallow.mbox");
+  // Three multipart levels, as real mail nests them at most (signed around mixed around the
+  // text): the diff is found. Four are not looked into (twelfth attack: eight levels of a
+  // 16 MB part took 730 MB).
+  auto levels = [](int inner) {
+    std::string shallow, shallow_closing;
+    for (int i = 0; i < inner; ++i) {
+      shallow += "--b" + std::string(i == 0 ? "" : std::to_string(i - 1)) + "\nContent-Type: multipart/mixed; boundary=\"b" +
+                 std::to_string(i) + "\"\n\n";
+      shallow_closing = "--b" + std::to_string(i) + "--\n" + shallow_closing;
+    }
+    return message("[PATCH] shallow", "<s@x>",
+                   shallow + "--b" + std::to_string(inner - 1) + "\nContent-Type: text/plain\n\n" + kDiff + shallow_closing,
+                   "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n");
+  };
+  auto found = parse_patch_file(levels(2), "shallow.mbox");
   REQUIRE(found.patches.size() == 1);
   CHECK(found.patches[0].files == std::vector<std::string>{"fs/btrfs/super.c"});
+  CHECK_THROWS_AS(parse_patch_file(levels(3), "deeper.mbox"), ks::UserError);
 
   // patch echoes the mail's text: a "Hunk #" line of 200,000 digits overflowed std::regex.
   auto output = "patching file fs/btrfs/super.c\nHunk #" + std::string(200000, '9') + "\nHunk #2 FAILED at 120.\n";
@@ -432,6 +437,8 @@ TEST_CASE("a patch file or mailbox of more than a million lines is refused befor
   CHECK(parse_patch_file(mail(1000), "n.mbox").patches.size() == 1);
   CHECK_THROWS_WITH(parse_patch_file(mail(kMaxPatchLines), "n.mbox"), Catch::Contains("more than 1000000 lines"));
   CHECK_THROWS_WITH(select_series(mail(kMaxPatchLines), "<n@x>", "n.mbox"), Catch::Contains("more than 1000000 lines"));
+  CHECK_THROWS_WITH(parse_patch_file(std::string(kMaxPatchBytes, 'x') + "\n" + kDiff, "big.diff"),
+                    Catch::Contains("more than 16 MiB"));
   CHECK_THROWS_WITH(parse_patch_file(std::string(kMaxPatchLines + 1, '\n') + kDiff, "n.diff"),
                     Catch::Contains("more than 1000000 lines"));
 }
