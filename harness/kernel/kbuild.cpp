@@ -401,7 +401,15 @@ NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const 
   auto mismatches = verify_config(in.requested, values);
   if (mismatches.empty()) return out;
 
-  auto index = scan_kconfig([&](const std::string& rel) { return try_read_file(tree / rel); });
+  // The tree's Kconfig files as a patch left them: regular files of a bounded size, no links
+  // (a `source "/dev/zero"` or a FIFO is not read).
+  auto index = scan_kconfig([&](const std::string& rel) -> std::optional<std::string> {
+    try {
+      return read_regular_file(tree / rel, kMaxKconfigBytes, Links::refuse);
+    } catch (const SystemError&) {
+      return std::nullopt;
+    }
+  });
   std::string what = "config: " + std::to_string(mismatches.size()) +
                      " symbol(s) from the fragments did not come out as asked (Kconfig "
                      "drops a symbol whose dependencies are not met):";

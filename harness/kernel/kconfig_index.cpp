@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -84,8 +85,12 @@ class Scanner {
     std::vector<KconfigDependency> deps;
   };
 
-  void scan(const std::string& path) {
-    if (depth_ > 64 || !visited_.insert(path).second) return;  // no cycles, no runaway
+  void scan(const std::string& given) {
+    // A name as written ("./K", ".//K") is one file: spellings do not multiply the reads. A
+    // patched tree's Kconfig may name anything: only files in the tree, and a bounded number.
+    const auto path = std::filesystem::path(given).lexically_normal().string();
+    if (path.empty() || path.front() == '/' || path == ".." || starts_with(path, "../")) return;
+    if (depth_ > 64 || visited_.size() >= kMaxKconfigFiles || !visited_.insert(path).second) return;
     auto text = read_(path);
     if (!text) return;
     index_.files.push_back(path);

@@ -42,7 +42,14 @@ struct KconfigIndex {
 // Reads a file relative to the source tree; nullopt when it does not exist.
 using KconfigReader = std::function<std::optional<std::string>(const std::string& relative_path)>;
 
-// Scans from the top-level "Kconfig", following `source` with $(SRCARCH) = arch.
+// Kconfig files one scan reads at most (Linux 6.1 has 1,704), and the bytes of one (its
+// largest has about 100 KB).
+inline constexpr size_t kMaxKconfigFiles = 10'000;
+inline constexpr size_t kMaxKconfigBytes = size_t(4) << 20;
+
+// Scans from the top-level "Kconfig", following `source` with $(SRCARCH) = arch: only
+// relative paths inside the tree, each file once however it is spelled, at most
+// kMaxKconfigFiles of them.
 KconfigIndex scan_kconfig(const KconfigReader& read, const std::string& arch = "x86");
 
 // Evaluates a Kconfig expression against a .config: 0 = n, 1 = m, 2 = y. Unknown macro

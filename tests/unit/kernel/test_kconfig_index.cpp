@@ -135,3 +135,34 @@ TEST_CASE("explain covers hidden prompts, selects, choices and typos", "[build][
   CHECK(contains(explain(idx, config, "SLOB", "y", "n"), "member of a choice"));
   CHECK(contains(explain(idx, config, "BTRFS", "y", "n"), "no symbol BTRFS"));
 }
+
+TEST_CASE("scan_kconfig reads only the tree's files, each once however it is spelled, and a bounded number (twelfth attack)",
+          "[build][kconfig]") {
+  // fs/K sources itself twice under two spellings: each level used to double the reads (2^64).
+  std::vector<std::string> asked;
+  auto idx = scan_kconfig([&](const std::string& path) -> std::optional<std::string> {
+    asked.push_back(path);
+    if (path == "Kconfig")
+      return "source \"/dev/zero\"\nsource \"../../tmp/fifo\"\nsource \"fs/../../etc/x\"\nsource \"fs/K\"\n";
+    if (path == "fs/K") return "rsource \"./K\"\nrsource \".//K\"\nconfig A\n\tbool \"a\"\n";
+    return std::nullopt;
+  });
+  CHECK(asked == std::vector<std::string>{"Kconfig", "fs/K"});
+  CHECK(idx.symbols.count("A") == 1);
+  // A chain longer than the cap is cut at kMaxKconfigFiles files.
+  size_t reads = 0;
+  scan_kconfig([&](const std::string& path) -> std::optional<std::string> {
+    ++reads;
+    return "source \"" + path + "x\"\n";  // Kconfig sources Kconfigx, which sources Kconfigxx, ...
+  });
+  CHECK(reads <= 66);  // the depth limit ends a chain first
+  reads = 0;
+  scan_kconfig([&](const std::string& path) -> std::optional<std::string> {
+    ++reads;
+    std::string text;
+    if (path == "Kconfig")
+      for (size_t i = 0; i < ks::kernel::kMaxKconfigFiles + 100; ++i) text += "source \"k" + std::to_string(i) + "\"\n";
+    return text;
+  });
+  CHECK(reads == ks::kernel::kMaxKconfigFiles);
+}
