@@ -15,6 +15,7 @@ namespace ks::history {
 namespace {
 
 using report::detail::html_escape;
+using report::detail::markdown_escape;
 
 std::string pct(double ratio) { return fmt::format("{:+.2f}%", 100 * (ratio - 1)); }
 
@@ -57,11 +58,18 @@ std::string text_table(const Table& t) {
   return out;
 }
 
+// Every cell escaped: a kernel release or tip from a bundle holding "|" or "<img" would add
+// cells or markup.
 std::string markdown_table(const Table& t) {
-  std::string out = "| " + join(t.header, " | ") + " |\n|";
+  auto row = [](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (auto& cell : cells) out += " " + markdown_escape(cell) + " |";
+    return out + "\n";
+  };
+  std::string out = row(t.header) + "|";
   for (size_t c = 0; c < t.header.size(); ++c) out += " --- |";
   out += "\n";
-  for (auto& r : t.rows) out += "| " + join(r, " | ") + " |\n";
+  for (auto& r : t.rows) out += row(r);
   return out;
 }
 
@@ -214,8 +222,8 @@ std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::str
       for (auto& l : lines) out += l + "\n";
       out += "\n";
     } else if (format == "markdown") {
-      out += "## " + title + "\n\n" + markdown_table(table) + "\n";
-      for (auto& l : lines) out += "- " + l + "\n";
+      out += "## " + markdown_escape(title) + "\n\n" + markdown_table(table) + "\n";
+      for (auto& l : lines) out += "- " + markdown_escape(l) + "\n";
       out += "\n";
     } else {
       out += "<h2>" + html_escape(title) + "</h2>\n" + svg(t) + html_table(table) + "<ul>\n";

@@ -90,4 +90,9 @@ double nice_step(double range);
 // Escapes & < > " ' for HTML text and attribute values.
 std::string html_escape(std::string_view text);
 
+// Markdown text that stays text: HTML and the characters that start markup (`*_[]|#\` and
+// the backtick) escaped, newlines as <br>, so a table cell or heading from a bundle or a mail
+// cannot add cells, links, images or HTML.
+std::string markdown_escape(std::string_view text);
+
 }  // namespace ks::report::detail

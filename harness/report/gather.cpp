@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "report/document.hpp"
 #include "report/format.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
@@ -55,20 +56,24 @@ std::string text_view(const std::vector<GatheredRun>& runs, bool series) {
   return out;
 }
 
+// Every cell escaped: a subject from a mail or a name from a bundle holding "|" or "<img"
+// would add cells or markup.
 std::string markdown_view(const std::vector<GatheredRun>& runs, bool series) {
+  using detail::markdown_escape;
   std::string out = fmt::format("# ksandwich gather: {} runs\n\n| run | job | verdict | exit | output |\n|---|---|---|---:|---|\n",
                                 runs.size());
   for (auto& r : runs)
-    out += fmt::format("| {} | {} | {} | {} | `{}` |\n", r.name, r.state.empty() ? "-" : r.state, verdict_of(r),
-                       r.exit_code, r.out_dir);
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_escape(r.name), markdown_escape(r.state.empty() ? "-" : r.state),
+                       markdown_escape(verdict_of(r)), r.exit_code, markdown_escape(r.out_dir));
   if (series) {
     auto costs = series_costs(runs);
     out += "\n## What each patch adds\n\n| # | patch | workload | change | cost | verdict |\n|---:|---|---|---:|---:|---|\n";
     for (auto& c : costs.steps)
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.index, c.subject, c.workload, pct(c.change_pct),
-                         pct(c.cost_pct), c.verdict);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", c.index, markdown_escape(c.subject), markdown_escape(c.workload),
+                         pct(c.change_pct), pct(c.cost_pct), markdown_escape(c.verdict));
     out += "\n";
-    for (auto& c : costs.costliest) out += "**Most expensive for " + c.workload + "**: " + cost_line(c) + "\n\n";
+    for (auto& c : costs.costliest)
+      out += "**Most expensive for " + markdown_escape(c.workload) + "**: " + markdown_escape(cost_line(c)) + "\n\n";
   }
   for (auto& r : runs)
     if (r.bundle) out += "\n---\n\n" + markdown(*r.bundle);

@@ -6,13 +6,11 @@
 #include "report/format.hpp"
 
 namespace ks::report {
-namespace {
 
-using detail::Align;
-using detail::Block;
+namespace detail {
 
 // '<' and '&' are enough to stop HTML; '>' matters only where it would open a quote.
-std::string escape(std::string_view text) {
+std::string markdown_escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -46,16 +44,24 @@ std::string escape(std::string_view text) {
   return out;
 }
 
+}  // namespace detail
+
+namespace {
+
+using detail::Align;
+using detail::Block;
+using detail::markdown_escape;
+
 std::string table(const detail::Table& t) {
   std::string out = "|";
-  for (auto& c : t.columns) out += " " + escape(c.title) + " |";
+  for (auto& c : t.columns) out += " " + markdown_escape(c.title) + " |";
   out += "\n|";
   for (auto& c : t.columns) out += c.align == Align::right ? " ---: |" : " :--- |";
   out += "\n";
   for (auto& row : t.rows) {
     out += "|";
     for (size_t c = 0; c < t.columns.size(); ++c)
-      out += " " + (c < row.size() ? escape(row[c].text) : std::string()) + " |";
+      out += " " + (c < row.size() ? markdown_escape(row[c].text) : std::string()) + " |";
     out += "\n";
   }
   return out;
@@ -81,13 +87,13 @@ std::string strip_bullet(const std::string& text) {
 
 std::string markdown(const evidence::Bundle& bundle, const Options& options) {
   auto doc = detail::build_document(bundle, options);
-  std::string out = "# " + escape(doc.title) + "\n\n**Verdict: " + escape(doc.verdict) + "**\n";
+  std::string out = "# " + markdown_escape(doc.title) + "\n\n**Verdict: " + markdown_escape(doc.verdict) + "**\n";
   auto& blocks = doc.blocks;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& block = blocks[i];
     switch (block.kind) {
       case Block::Kind::heading:
-        out += "\n## " + escape(block.text) + "\n";
+        out += "\n## " + markdown_escape(block.text) + "\n";
         break;
       case Block::Kind::paragraph: {
         // Runs of one kind of line (verdicts, failed gates, health) become a list.
@@ -97,10 +103,10 @@ std::string markdown(const evidence::Bundle& bundle, const Options& options) {
           ++end;
         out += "\n";
         if (end - i == 1) {
-          out += escape(block.text) + "\n";
+          out += markdown_escape(block.text) + "\n";
         } else {
           for (size_t k = i; k < end; ++k)
-            out += "- " + escape(strip_bullet(blocks[k].text)) + "\n";
+            out += "- " + markdown_escape(strip_bullet(blocks[k].text)) + "\n";
           i = end - 1;
         }
         break;
@@ -108,7 +114,7 @@ std::string markdown(const evidence::Bundle& bundle, const Options& options) {
       case Block::Kind::facts:
         if (i == 0 || blocks[i - 1].kind != Block::Kind::facts) out += "\n";  // one list
         for (auto& [key, value] : block.facts)
-          out += "- **" + escape(key) + ":** " + escape(value) + "\n";
+          out += "- **" + markdown_escape(key) + ":** " + markdown_escape(value) + "\n";
         break;
       case Block::Kind::table:
         out += "\n" + table(block.table);

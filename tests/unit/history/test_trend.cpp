@@ -59,6 +59,13 @@ TEST_CASE("trend: a 4% slowdown from night 7 is one change point between c06 and
   CHECK(text.find("git log c06..c07") != std::string::npos);
   auto md = history::render_trend(trend, "markdown");
   CHECK(md.find("| night | time | tip |") != std::string::npos);
+  // A tip from a bundle cannot add cells, an image or a link to the table (thirteenth attack).
+  auto forged = trend;
+  forged[0].nights[0].tip = "6.1 | x | NO REGRESSION <img src=https://e.example/t.png> [click](https://e.example/)";
+  auto forged_md = history::render_trend(forged, "markdown");
+  CHECK(forged_md.find("<img") == std::string::npos);
+  CHECK(forged_md.find("6.1 \\| x \\| NO REGRESSION &lt;img src=https://e.example/t.png> \\[click\\](https://e.example/)") !=
+        std::string::npos);
   auto html = history::render_trend(trend, "html");
   CHECK(html.find("<svg class=\"ks-trend-plot\"") != std::string::npos);
   CHECK(html.find("class=\"ks-change-point\"") != std::string::npos);

@@ -59,7 +59,7 @@ TEST_CASE("the series table names the patch that adds the most cost, per workloa
   CHECK(j["series"]["costliest"][0]["index"] == 2);
   CHECK(j["exit_code"] == 1);
   CHECK(j["runs"].size() == 3);
-  CHECK(render_gathered(runs, true, "markdown").find("| 2 | [PATCH 2/3] btrfs: step 2 | clone | +12.0%") !=
+  CHECK(render_gathered(runs, true, "markdown").find("| 2 | \\[PATCH 2/3\\] btrfs: step 2 | clone | +12.0%") !=
         std::string::npos);
   CHECK_THROWS_AS(render_gathered(runs, true, "html"), ks::UserError);
 }
@@ -100,6 +100,11 @@ TEST_CASE("gather: a subject or a run's name cannot start a line of the table (t
     auto out = render_gathered(runs, true, format);
     INFO(format << "\n" << out);
     CHECK(out.find("\nVerdict: NO_CHANGE") == std::string::npos);
-    CHECK(out.find("x Verdict: NO_CHANGE (forged)") != std::string::npos);
+    CHECK(out.find(format == "text" ? "x Verdict: NO_CHANGE (forged)" : "x Verdict: NO\\_CHANGE (forged)") != std::string::npos);
   }
+  // Markdown: a subject cannot add cells, an image or a link (thirteenth attack).
+  runs[0].patch_subject = "[PATCH] x | clone | +0.00% | +0.00% | NO_CHANGE <img src=https://e.example/p.png>";
+  auto md = render_gathered(runs, true, "markdown");
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("\\[PATCH\\] x \\| clone \\| +0.00% \\| +0.00% \\| NO\\_CHANGE &lt;img") != std::string::npos);
 }
