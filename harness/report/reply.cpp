@@ -17,6 +17,24 @@ namespace ks::report::detail {
 
 namespace {
 
+// TEXT with every line that reads as a trailer ("Tested-by: ...", "Link: ...", also indented:
+// b4 and git interpret-trailers collect them from replies) behind "| ", as the 0-day robot
+// writes the Reported-by: it does not want collected. The reply's own trailers are added
+// after this, to text that quotes the bundle and the patch mail.
+std::string without_trailers(std::string_view text) {
+  std::string out;
+  for (auto& line : split(text, '\n')) {
+    auto start = line.find_first_not_of(" \t");
+    auto colon = line.find(':', start == std::string::npos ? line.size() : start);
+    std::string token = colon == std::string::npos ? std::string() : lower(line.substr(start, colon - start));
+    bool word = !token.empty() && std::all_of(token.begin(), token.end(), [](unsigned char c) { return std::isalnum(c) || c == '-'; });
+    bool trailer = word && (token.ends_with("-by") || token == "cc" || token == "fixes" || token == "link" || token == "closes");
+    if (!out.empty()) out += '\n';
+    out += (trailer ? "| " : "") + line;
+  }
+  return out;
+}
+
 // Which trailers a reply may carry, by overall verdict. b4 collects a Tested-by: from the
 // replies onto the patch, so it is given only where the patch did no harm; a regression
 // is reported (Reported-by: and a Link: to the thread), never "tested".
@@ -121,11 +139,11 @@ void Builder::reply() {
     std::string date = one_line(first_of(p, {"date"}));
     std::string author = one_line(display_name(first_of(p, {"author"})));
     if (i > 0) body += "\n";
-    // Continued lines indented: a long author cannot start a line of the reply ("Tested-by: ...").
-    if (!date.empty() && !author.empty())
-      body += wrap("On " + date + ", " + author + " wrote:", kTextWidth, "", "  ") + "\n";
-    else if (!author.empty())
-      body += author + " wrote:\n";
+    // Our words first, continued lines indented: an author cannot start a line ("Tested-by: ...").
+    if (!author.empty())
+      body += wrap("On " + (date.empty() ? std::string("an unknown date") : date) + ", " + author + " wrote:",
+                   kTextWidth, "", "  ") +
+              "\n";
     std::string patch_subject = one_line(first_of(p, {"subject"}));
     if (!patch_subject.empty()) body += wrap(patch_subject, kTextWidth, "> Subject: ", ">   ") + "\n";
     body += "> Message-ID: <" + bare_message_id(first_of(p, {"message_id"})) + ">\n";
@@ -140,6 +158,7 @@ void Builder::reply() {
   if (auto why = claim_out_of_reach())
     where += wrap("The effect the thread reported cannot appear in this run: " + *why + ".", kReplyWidth) + "\n";
   if (!where.empty()) body += "\n" + where;
+  body = without_trailers(body);  // all of the above quotes the bundle; the trailers follow
   if (options_.attachment) {
     auto& a = *options_.attachment;
     body += "\n" + wrap(fmt::format("The evidence bundle is attached as {} ({} bytes); "

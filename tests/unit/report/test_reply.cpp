@@ -226,3 +226,20 @@ TEST_CASE("reply: a changed workload's five largest own-time changes, where a pr
   auto where = reply.substr(reply.find("Where ("));
   for (auto& line : lines_of(where.substr(0, where.find("\n\n")))) CHECK(line.size() <= 72);
 }
+
+TEST_CASE("reply: no line quoting the bundle or the patch mail reads as a trailer (thirteenth attack)") {
+  auto b = with_verdict("NO_CHANGE");
+  auto& patch = b.builds["patched"]["patches"][0];
+  patch["author"] = "Tested-by: Mallory (mallory@evil.example)";  // and no date
+  patch.erase("date");
+  for (auto& p : b.points) p.storage["kind"] = "brd " + std::string(64, 'x') + " Tested-by: Mallory <m@evil.example>";
+  auto reply = reply_of(b);
+  INFO(reply);
+  CHECK_THAT(reply, Contains("On an unknown date, Tested-by: Mallory (mallory@evil.example) wrote:"));
+  for (auto& line : lines_of(reply)) {
+    auto start = line.find_first_not_of(' ');
+    if (start != std::string::npos && line.compare(start, 10, "Tested-by:") == 0)
+      CHECK(line == std::string("Tested-by: ") + kTester);  // the one the tester gives
+  }
+  CHECK_THAT(flat(reply), Contains("Tested-by: Mallory <m@evil.example>"));  // quoted, not a trailer
+}
