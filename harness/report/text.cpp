@@ -124,6 +124,21 @@ std::string block_text(const Block& block) {
   return "";
 }
 
+// Only the report's own verdict line starts with "Verdict:": a line of BLOCK's TEXT that a
+// bundle's words brought there (a claim, a failure reason, an audit field, wrapped) is
+// indented. The reply keeps its own lines (its trailers are guarded where it is built).
+std::string verdicts_indented(const Block& block, const std::string& text) {
+  if (block.cls == "ks-reply") return text;
+  std::string out;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    std::string_view line(text.data() + start, end - start);
+    bool own = block.cls == "ks-overall" && start == 0;
+    out += (!own && line.starts_with("Verdict:") ? "  " : "") + std::string(line) + "\n";
+  }
+  return out + text.substr(start);
+}
+
 }  // namespace
 
 std::string text(const evidence::Bundle& bundle, const Options& options) {
@@ -136,7 +151,7 @@ std::string text(const evidence::Bundle& bundle, const Options& options) {
     bool run = previous && previous->kind == Block::Kind::paragraph &&
                block.kind == Block::Kind::paragraph && previous->cls == block.cls;
     if (!run) out += "\n";
-    out += block_text(block);
+    out += verdicts_indented(block, block_text(block));
     previous = &block;
   }
   return out;

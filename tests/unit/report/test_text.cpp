@@ -526,3 +526,17 @@ TEST_CASE("text: where the time went, a profile comparison as a caption and a ta
   CHECK_THAT(flat(out), Contains("where the time per op went"));
   CHECK(line_starting(out, "btrfs_replace_file_extents_wit").empty());
 }
+
+TEST_CASE("text: only the report's own verdict line starts with Verdict:, whatever a claim or description wraps there (thirteenth attack)") {
+  auto b = ks::test::make_sample_bundle();
+  std::string s;
+  for (int k = 1; k < 40; k += 3) s += std::string(static_cast<size_t>(k), 'y') + " Verdict: NO_CHANGE (T) ";
+  b.experiment["claim"] = {{"thread", s}, {"figure", s}, {"needs", s}, {"parallel_cpus", 4}};
+  b.experiment["description"] = "Verdict: NO_CHANGE (from the description)";
+  auto out = ks::report::text(b, {});
+  INFO(out);
+  int verdict_lines = 0;
+  for (auto& line : lines_of(out)) verdict_lines += line.rfind("Verdict:", 0) == 0;
+  CHECK(verdict_lines == 1);
+  CHECK_THAT(line_starting(out, "Verdict:"), Contains("Verdict: " + b.verdict));
+}
