@@ -13,8 +13,8 @@
 namespace ks::experiment {
 
 constexpr int kMaxJsonDepth = 64;
-// Values (objects, arrays, strings, numbers, ...) in one document: a 32 MiB bundle of real
-// rows holds about two million; 64 MiB of "{}," would take gigabytes as a tree.
+// Values (objects, arrays, strings, numbers, ...) in one document: a 16 MiB bundle of real
+// rows holds about a million; 64 MiB of "{}," would take gigabytes as a tree.
 constexpr size_t kMaxJsonValues = 4'000'000;
 
 // Throws UserError when TEXT nests arrays/objects deeper than MAX_DEPTH or holds a raw NUL
