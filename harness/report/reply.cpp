@@ -17,20 +17,27 @@ namespace ks::report::detail {
 
 namespace {
 
-// TEXT with every line that reads as a trailer ("Tested-by: ...", "Link: ...", also indented:
-// b4 and git interpret-trailers collect them from replies) behind "| ", as the 0-day robot
-// writes the Reported-by: it does not want collected. The reply's own trailers are added
-// after this, to text that quotes the bundle and the patch mail.
-std::string without_trailers(std::string_view text) {
+// TEXT with every line that reads as a trailer behind "| ", as the 0-day robot writes the
+// Reported-by: it does not want collected: b4 collects from a reply any line, indented or not,
+// of a name without spaces, a colon and a value (^\s*\w\S+:\s), when the name is a known
+// tag (*-by, Cc, Fixes, Link, Closes) or the value holds an address. TEXT quotes the bundle
+// and the patch mail (one_line has made every Unicode space a plain one); FIRST_LINE_OURS
+// spares a first line that starts with one of our own keys. The reply's trailers come after.
+std::string without_trailers(std::string_view text, bool first_line_ours = false) {
   std::string out;
+  bool first = true;
   for (auto& line : split(text, '\n')) {
     auto start = line.find_first_not_of(" \t");
-    auto colon = line.find(':', start == std::string::npos ? line.size() : start);
+    auto colon = start == std::string::npos ? std::string::npos : line.find(':', start);
     std::string token = colon == std::string::npos ? std::string() : lower(line.substr(start, colon - start));
-    bool word = !token.empty() && std::all_of(token.begin(), token.end(), [](unsigned char c) { return std::isalnum(c) || c == '-'; });
-    bool trailer = word && (token.ends_with("-by") || token == "cc" || token == "fixes" || token == "link" || token == "closes");
-    if (!out.empty()) out += '\n';
+    bool name = token.size() >= 2 && token.find_first_of(" \t") == std::string::npos &&
+                (std::isalnum(static_cast<unsigned char>(token[0])) || static_cast<unsigned char>(token[0]) >= 0x80) &&
+                (colon + 1 == line.size() || line[colon + 1] == ' ' || line[colon + 1] == '\t');
+    bool tag = token.ends_with("-by") || token == "cc" || token == "fixes" || token == "link" || token == "closes";
+    bool trailer = name && !(first && first_line_ours) && (tag || line.find('@', colon) != std::string::npos);
+    if (!first) out += '\n';
     out += (trailer ? "| " : "") + line;
+    first = false;
   }
   return out;
 }
@@ -154,11 +161,11 @@ void Builder::reply() {
   std::string where;
   for (auto [key, value] : {std::pair{"Backend", backend_line()}, {"Clock", clock_line()}, {"Kernels", kernels()},
                             {"Source", source_line()}, {"Machine", machine_line()}})
-    if (!value.empty()) where += wrap(one_line(value), kReplyWidth, std::string(key) + ": ", "  ") + "\n";
+    if (!value.empty()) where += without_trailers(wrap(one_line(value), kReplyWidth, std::string(key) + ": ", "  "), true) + "\n";
   if (auto why = claim_out_of_reach())
-    where += wrap("The effect the thread reported cannot appear in this run: " + *why + ".", kReplyWidth) + "\n";
-  if (!where.empty()) body += "\n" + where;
-  body = without_trailers(body);  // all of the above quotes the bundle; the trailers follow
+    where += without_trailers(wrap(one_line("The effect the thread reported cannot appear in this run: " + *why + "."), kReplyWidth)) + "\n";
+  body = without_trailers(printable_lines(body));  // it quotes the bundle and the mail: no trailer
+  if (!where.empty()) body += "\n" + where;  // its lines were guarded as they were made
   if (options_.attachment) {
     auto& a = *options_.attachment;
     body += "\n" + wrap(fmt::format("The evidence bundle is attached as {} ({} bytes); "

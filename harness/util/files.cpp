@@ -220,8 +220,10 @@ std::string shell_quote(std::string_view word) {
 namespace {
 // C0 controls and DEL, and in UTF-8 the C1 controls (U+0080..U+009F: a terminal takes U+009B
 // for ESC [), the line and paragraph separators (U+2028, U+2029: a new line in some editors,
-// browsers and mail readers) and the bidirectional overrides and isolates (U+202A..U+202E,
-// U+2066..U+2069), which make a line read other than it is. Each becomes one space.
+// browsers and mail readers), the bidirectional overrides and isolates (U+202A..U+202E,
+// U+2066..U+2069), which make a line read other than it is, and the other spaces (U+00A0,
+// U+1680, U+2000..U+200A, U+202F, U+205F, U+3000), which tools such as b4 take for spaces and a
+// reader does not see as such. Each becomes one space.
 std::string without_controls(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
@@ -229,9 +231,11 @@ std::string without_controls(std::string_view s, bool keep_newlines) {
     auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
     if ((b(0) < 0x20 && !(keep_newlines && s[i] == '\n')) || b(0) == 0x7f) {
       out += ' ';
-    } else if (b(0) == 0xc2 && b(1) >= 0x80 && b(1) <= 0x9f) {
+    } else if (b(0) == 0xc2 && ((b(1) >= 0x80 && b(1) <= 0x9f) || b(1) == 0xa0)) {
       out += ' ', i += 1;
-    } else if (b(0) == 0xe2 && ((b(1) == 0x80 && b(2) >= 0xa8 && b(2) <= 0xae) || (b(1) == 0x81 && b(2) >= 0xa6 && b(2) <= 0xa9))) {
+    } else if ((b(0) == 0xe2 && ((b(1) == 0x80 && ((b(2) >= 0x80 && b(2) <= 0x8a) || (b(2) >= 0xa8 && b(2) <= 0xaf))) ||
+                                 (b(1) == 0x81 && (b(2) == 0x9f || (b(2) >= 0xa6 && b(2) <= 0xa9))))) ||
+               (b(0) == 0xe1 && b(1) == 0x9a && b(2) == 0x80) || (b(0) == 0xe3 && b(1) == 0x80 && b(2) == 0x80)) {
       out += ' ', i += 2;
     } else {
       out += s[i];

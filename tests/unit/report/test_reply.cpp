@@ -243,3 +243,29 @@ TEST_CASE("reply: no line quoting the bundle or the patch mail reads as a traile
   }
   CHECK_THAT(flat(reply), Contains("Tested-by: Mallory <m@evil.example>"));  // quoted, not a trailer
 }
+
+TEST_CASE("reply: a trailer joined by no-break spaces, or any name with an address, is not one either (fourteenth attack)") {
+  auto b = with_verdict("NO_CHANGE");
+  const std::string nbsp = "\xc2\xa0";
+  // A word longer than a line puts what follows at the start of the next (indented) line.
+  b.machine["cpu_model"] = std::string(90, 'X') + " " + nbsp + "Tested-by:" + nbsp + "Mallory" + nbsp + "<m@evil.example>";
+  auto& patch = b.builds["patched"]["patches"][0];
+  patch.erase("date");
+  patch["author"] = std::string(90, 'Y') + " Fixes:" + nbsp + "0123456789ab (\"btrfs: fix\") <m@evil.example>";
+  auto reply = reply_of(b);
+  INFO(reply);
+  // b4's rule: ^\s*\w\S+:\s with a known tag or an address. Only the tester's own line is one.
+  size_t guarded = 0;
+  for (auto& line : lines_of(reply)) {
+    auto start = line.find_first_not_of(' ');
+    if (start == std::string::npos || line[start] == '>') continue;
+    if (line[start] == '|') {
+      guarded += line.find("Tested-by: Mallory") != std::string::npos || line.find("Fixes: 0123456789ab") != std::string::npos;
+      continue;
+    }
+    for (const char* tag : {"Tested-by:", "Fixes:"})
+      if (line.compare(start, std::string(tag).size(), tag) == 0) CHECK(line == std::string("Tested-by: ") + kTester);
+  }
+  CHECK(guarded == 2);
+  CHECK(reply.find("\xc2\xa0") == std::string::npos);  // no-break spaces are plain ones
+}
