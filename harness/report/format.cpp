@@ -157,10 +157,11 @@ std::optional<uint64_t> count_of(const nlohmann::json& object, const char* key) 
 std::string display_name(const std::string& author) {
   auto lt = author.find('<');
   if (lt == std::string::npos || lt == 0) return author;
-  std::string name = author.substr(0, lt);
-  while (!name.empty() && (name.back() == ' ' || name.back() == '"')) name.pop_back();
-  while (!name.empty() && name.front() == '"') name.erase(name.begin());
-  return name.empty() ? author : name;
+  // Without its quotes and trailing spaces, cut once (a name may be megabytes of quotes).
+  auto from = author.find_first_not_of('"');
+  auto to = author.find_last_not_of(" \"", lt - 1);
+  if (from == std::string::npos || to == std::string::npos || from > to) return author;
+  return author.substr(from, to - from + 1);
 }
 
 }  // namespace ks::report::detail

@@ -98,8 +98,8 @@ std::string wrapped_base64(std::string_view data) {
 }  // namespace
 
 std::string clean_address(std::string a) {
-  while (!a.empty() && a.back() == ' ') a.pop_back();
-  while (!a.empty() && a.front() == ' ') a.erase(a.begin());
+  auto from = a.find_first_not_of(' '), to = a.find_last_not_of(' ');
+  a = from == std::string::npos ? std::string() : a.substr(from, to - from + 1);  // one cut: no erase per space
   const auto at = a.find('@');
   const bool clean = at != std::string::npos && at > 0 && at + 1 < a.size() && a.find('@', at + 1) == std::string::npos &&
                      a.size() <= 254 && std::all_of(a.begin(), a.end(), [](unsigned char c) {

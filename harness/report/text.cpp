@@ -97,11 +97,10 @@ std::string preformatted(const Block& block) {
     start = end + 1;
     size_t indent = line.find_first_not_of(' ');
     std::string rest(std::min<size_t>(indent == std::string::npos ? 2 : indent + 2, 8), ' ');
-    while (line.size() > detail::kTextWidth) {
-      out += line.substr(0, detail::kTextWidth) + "\n";
-      line = rest + line.substr(detail::kTextWidth);
-    }
-    out += line + "\n";
+    // Pieces taken at an offset: a line of megabytes costs its length, not its square.
+    const size_t first = std::min(line.size(), detail::kTextWidth), width = detail::kTextWidth - rest.size();
+    out += line.substr(0, first) + "\n";
+    for (size_t at = first; at < line.size(); at += width) out += rest + line.substr(at, width) + "\n";
   }
   return out;
 }

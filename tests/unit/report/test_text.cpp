@@ -540,3 +540,19 @@ TEST_CASE("text: only the report's own verdict line starts with Verdict:, whatev
   CHECK(verdict_lines == 1);
   CHECK_THAT(line_starting(out, "Verdict:"), Contains("Verdict: " + b.verdict));
 }
+
+TEST_CASE("text: a kernel-log line of megabytes is broken at the width, every byte kept, and an author of quotes is its name (fourteenth attack)") {
+  auto b = ks::test::make_sample_bundle();
+  const size_t n = 1 << 20;  // the view copied what was left of the line for every 78 bytes of it
+  b.points.front().health = {{"findings", nlohmann::json::array({{{"kind", "oops"}, {"line", std::string(n, 'A')}}})}};
+  b.builds["patched"]["patches"][0]["author"] = std::string(100000, '"') + "Mallory Example\" <m@example.org>";
+  auto text = ks::report::text(b, {});
+  size_t as = 0, longest = 0;
+  for (auto& line : lines_of(text)) {
+    longest = std::max(longest, line.size());
+    as += static_cast<size_t>(std::count(line.begin(), line.end(), 'A'));
+  }
+  CHECK(longest <= 80);
+  CHECK(as >= n);
+  CHECK_THAT(text, Contains("Mallory Example wrote:"));
+}
