@@ -21,6 +21,9 @@ TEST_CASE("one_line turns every control character into a space and keeps the res
   // Line and paragraph separators (U+2028, U+2029): a new line in some viewers (twelfth attack).
   CHECK(ks::one_line("clone\xe2\x80\xa8Verdict: NO_CHANGE\xe2\x80\xa9") == "clone Verdict: NO_CHANGE ");
   CHECK(ks::printable_lines("a\xe2\x80\xa8" "b") == "a b");
+  // The other Unicode spaces are plain ones: b4 takes them for spaces (fourteenth attack).
+  CHECK(ks::one_line("a\xc2\xa0" "b\xe2\x80\x8a" "c\xe3\x80\x80" "d\xe2\x80\xaf" "e") == "a b c d e");
+  CHECK(ks::one_line("\xe2\x80" "x") == "\xe2\x80" "x");  // not a space: kept as it is
   CHECK(ks::one_line("\xc2\xa9 \xe2\x80\x94") == "\xc2\xa9 \xe2\x80\x94");  // (c) and an em dash stay
 }
 
