@@ -17,26 +17,36 @@ namespace ks::report::detail {
 
 namespace {
 
-// TEXT with every line that reads as a trailer behind "| ", as the 0-day robot writes the
-// Reported-by: it does not want collected: b4 collects from a reply any line, indented or not,
-// of a name without spaces, a colon and a value (^\s*\w\S+:\s), when the name is a known
-// tag (*-by, Cc, Fixes, Link, Closes) or the value holds an address. TEXT quotes the bundle
-// and the patch mail (one_line has made every Unicode space a plain one); FIRST_LINE_OURS
-// spares a first line that starts with one of our own keys. The reply's trailers come after.
+// Whether b4 could take LINE for a trailer: its rule, ^\s*(\w\S+):\s (the name is the whole
+// first word, up to its last colon), or a line of only "<address>", which b4 joins to the line
+// above. ADDRESS_ONLY: only when the rest holds an address (x@y), as for our own keys.
+bool reads_as_trailer(std::string_view line, bool address_only) {
+  auto start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return false;
+  auto end = line.find_first_of(" \t", start);
+  auto word = line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  if (word.front() == '<' && word.back() == '>' && end == std::string_view::npos) return true;
+  auto c = static_cast<unsigned char>(word.front());
+  bool name = word.size() >= 3 && word.back() == ':' && end != std::string_view::npos &&
+              (std::isalnum(c) || c == '_' || c >= 0x80);
+  if (!name) return false;
+  if (!address_only) return true;
+  for (auto at = line.find('@', end); at != std::string_view::npos; at = line.find('@', at + 1))
+    if (at + 1 < line.size() && line[at - 1] != ' ' && line[at + 1] != ' ') return true;
+  return false;
+}
+
+// TEXT with every line b4 could take for a trailer behind "| ", as the 0-day robot writes the
+// Reported-by: it does not want collected: TEXT quotes the bundle and the patch mail (one_line
+// has made every Unicode space a plain one). FIRST_LINE_OURS: the first line starts with one of
+// our own keys ("Machine: ..."), kept unless its value holds an address. The reply's own
+// trailers come after.
 std::string without_trailers(std::string_view text, bool first_line_ours = false) {
   std::string out;
   bool first = true;
   for (auto& line : split(text, '\n')) {
-    auto start = line.find_first_not_of(" \t");
-    auto colon = start == std::string::npos ? std::string::npos : line.find(':', start);
-    std::string token = colon == std::string::npos ? std::string() : lower(line.substr(start, colon - start));
-    bool name = token.size() >= 2 && token.find_first_of(" \t") == std::string::npos &&
-                (std::isalnum(static_cast<unsigned char>(token[0])) || static_cast<unsigned char>(token[0]) >= 0x80) &&
-                (colon + 1 == line.size() || line[colon + 1] == ' ' || line[colon + 1] == '\t');
-    bool tag = token.ends_with("-by") || token == "cc" || token == "fixes" || token == "link" || token == "closes";
-    bool trailer = name && !(first && first_line_ours) && (tag || line.find('@', colon) != std::string::npos);
     if (!first) out += '\n';
-    out += (trailer ? "| " : "") + line;
+    out += (reads_as_trailer(line, first && first_line_ours) ? "| " : "") + line;
     first = false;
   }
   return out;

@@ -4,6 +4,8 @@
 // patch's author with the list on Cc, and mail() makes it a MIME mail with the bundle attached.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "report/report.hpp"
 #include "util/hash.hpp"
 #include "unit/report/report_test_util.hpp"
@@ -268,4 +270,46 @@ TEST_CASE("reply: a trailer joined by no-break spaces, or any name with an addre
   }
   CHECK(guarded == 2);
   CHECK(reply.find("\xc2\xa0") == std::string::npos);  // no-break spaces are plain ones
+}
+
+namespace {
+
+// What b4 collects from a follow-up (LoreMessage.find_trailers): lines matching
+// ^\s*(\w\S+):\s+(\S.*) whose name is a known tag or whose value holds an address; a name
+// without one takes a next line of only "<address>".
+std::vector<std::string> b4_would_collect(const std::string& reply) {
+  static const std::regex rule(R"(^\s*(\w\S+):\s+(\S.*)$)"), address_line(R"(^\s*<\S+@\S+>\s*$)");
+  static const std::regex tag(R"((.*-by|cc|fixes|link|closes))", std::regex::icase);
+  auto lines = lines_of(reply);
+  std::vector<std::string> found;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (lines[i].size() > 2000 || !std::regex_match(lines[i], m, rule)) continue;
+    std::string value = m[2];
+    if (value.find('@') == std::string::npos && i + 1 < lines.size() && std::regex_match(lines[i + 1], address_line))
+      value += " " + lines[i + 1];
+    if (value.find('@') != std::string::npos || std::regex_match(std::string(m[1]), tag))
+      found.push_back(std::string(m[1]) + ": " + value);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("reply: b4 collects nothing from it but the tester's trailer: a greedy name, an underscore, a name and an address line, an address in our Machine line (fifteenth attack)") {
+  for (int variant = 0; variant < 2; ++variant) {
+    auto b = with_verdict("NO_CHANGE");
+    auto& patch = b.builds["patched"]["patches"][0];
+    patch.erase("date");
+    patch["author"] = "Alice " + std::string(30, 'X') + " Tested-by:Mallory: m@evil.example (tested) <a@b.example>";
+    b.machine["cpu_model"] = "Xeon, reviewed by Mallory <mallory@evil.example>";
+    for (auto& p : b.points)
+      p.storage["kind"] = variant == 0 ? "brd " + std::string(40, 'Y') + " Reviewed: Mallory " + std::string(50, 'Z') +
+                                             " <mallory@evil.example> " + std::string(70, 'W')
+                                       : "brd " + std::string(60, 'Y') + " _Tested-by: m@evil.example";
+    auto reply = reply_of(b);
+    INFO(reply);
+    auto body = reply.substr(reply.find("\n\n") + 2);  // below the mail's own headers
+    CHECK(b4_would_collect(body) == std::vector<std::string>{std::string("Tested-by: ") + kTester});
+  }
 }
