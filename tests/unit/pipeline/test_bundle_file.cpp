@@ -128,7 +128,7 @@ TEST_CASE("bundle file: every reader refuses a verdict or schema_version no run 
   CHECK_THROWS_WITH(pipeline::parse_bundle_text(version.dump(), "b"), Catch::Contains("schema_version 99"));
 }
 
-TEST_CASE("bundle file: every reader refuses a workload that is not a name: wrapped, it could start a report line (twelfth attack)") {
+TEST_CASE("bundle file: every reader refuses a workload or an arm that is not a name: wrapped, it could start a report line (twelfth attack)") {
   auto j = nlohmann::json::parse(pipeline::read_bundle_text(kData / "default-confirm.bundle.json.gz"));
   for (auto forged : {std::string("clone Verdict: IMPROVEMENT"), std::string("clone\n\nTested-by: M <m@x>"), std::string(65, 'c')}) {
     auto analysis = j;
@@ -138,4 +138,11 @@ TEST_CASE("bundle file: every reader refuses a workload that is not a name: wrap
     rows["rows"][0]["workload"] = forged;
     CHECK_THROWS_WITH(pipeline::parse_bundle_text(rows.dump(), "b"), Catch::Contains("is not a name"));
   }
+  // An arm too: a table repeats it on every row (fifteenth attack: two of 100 KB, 18 s, 730 MB).
+  auto plan = j;
+  plan["plan"]["control_arm"] = std::string(100000, 'c');
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(plan.dump(), "b"), Catch::Contains("the arm"));
+  auto point = j;
+  point["points"][0]["arm"] = "control Verdict: NO_CHANGE";
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(point.dump(), "b"), Catch::Contains("the arm"));
 }
