@@ -17,10 +17,19 @@ namespace ks::report::detail {
 
 namespace {
 
+// Whether TEXT holds an address (x@y: no space on either side of the @).
+bool holds_address(std::string_view text) {
+  for (auto at = text.find('@'); at != std::string_view::npos; at = text.find('@', at + 1))
+    if (at > 0 && at + 1 < text.size() && !std::isspace(static_cast<unsigned char>(text[at - 1])) &&
+        !std::isspace(static_cast<unsigned char>(text[at + 1])))
+      return true;
+  return false;
+}
+
 // Whether b4 could take LINE for a trailer: its rule, ^\s*(\w\S+):\s (the name is the whole
 // first word, up to its last colon), or a line of only "<address>", which b4 joins to the line
-// above. ADDRESS_ONLY: only when the rest holds an address (x@y), as for our own keys.
-bool reads_as_trailer(std::string_view line, bool address_only) {
+// above.
+bool reads_as_trailer(std::string_view line) {
   auto start = line.find_first_not_of(" \t");
   if (start == std::string_view::npos) return false;
   auto end = line.find_first_of(" \t", start);
@@ -29,24 +38,21 @@ bool reads_as_trailer(std::string_view line, bool address_only) {
   auto c = static_cast<unsigned char>(word.front());
   bool name = word.size() >= 3 && word.back() == ':' && end != std::string_view::npos &&
               (std::isalnum(c) || c == '_' || c >= 0x80);
-  if (!name) return false;
-  if (!address_only) return true;
-  for (auto at = line.find('@', end); at != std::string_view::npos; at = line.find('@', at + 1))
-    if (at + 1 < line.size() && line[at - 1] != ' ' && line[at + 1] != ' ') return true;
-  return false;
+  return name;
 }
 
 // TEXT with every line b4 could take for a trailer behind "| ", as the 0-day robot writes the
 // Reported-by: it does not want collected: TEXT quotes the bundle and the patch mail (one_line
 // has made every Unicode space a plain one). FIRST_LINE_OURS: the first line starts with one of
-// our own keys ("Machine: ..."), kept unless its value holds an address. The reply's own
-// trailers come after.
+// our own keys ("Machine: ..."), kept unless TEXT holds an address anywhere (b4 joins lines:
+// "Fixes: abc (x" takes the next). The reply's own trailers come after.
 std::string without_trailers(std::string_view text, bool first_line_ours = false) {
+  const bool keep_first = first_line_ours && !holds_address(text);
   std::string out;
   bool first = true;
   for (auto& line : split(text, '\n')) {
     if (!first) out += '\n';
-    out += (reads_as_trailer(line, first && first_line_ours) ? "| " : "") + line;
+    out += (reads_as_trailer(line) && !(first && keep_first) ? "| " : "") + line;
     first = false;
   }
   return out;

@@ -275,8 +275,9 @@ TEST_CASE("reply: a trailer joined by no-break spaces, or any name with an addre
 namespace {
 
 // What b4 collects from a follow-up (LoreMessage.find_trailers): lines matching
-// ^\s*(\w\S+):\s+(\S.*) whose name is a known tag or whose value holds an address; a name
-// without one takes a next line of only "<address>".
+// ^\s*(\w\S+):\s+(\S.*) whose name is a known tag or whose value holds an address; a value
+// with an open "(" takes the next line (its Fixes: rejoin), a name without an address a next
+// line of only "<address>".
 std::vector<std::string> b4_would_collect(const std::string& reply) {
   static const std::regex rule(R"(^\s*(\w\S+):\s+(\S.*)$)"), address_line(R"(^\s*<\S+@\S+>\s*$)");
   static const std::regex tag(R"((.*-by|cc|fixes|link|closes))", std::regex::icase);
@@ -286,6 +287,9 @@ std::vector<std::string> b4_would_collect(const std::string& reply) {
     std::smatch m;
     if (lines[i].size() > 2000 || !std::regex_match(lines[i], m, rule)) continue;
     std::string value = m[2];
+    if (value.find('(') != std::string::npos && value.find(')') == std::string::npos && i + 1 < lines.size() &&
+        lines[i + 1].find(')') != std::string::npos)
+      value += " " + lines[i + 1];
     if (value.find('@') == std::string::npos && i + 1 < lines.size() && std::regex_match(lines[i + 1], address_line))
       value += " " + lines[i + 1];
     if (value.find('@') != std::string::npos || std::regex_match(std::string(m[1]), tag))
@@ -297,12 +301,13 @@ std::vector<std::string> b4_would_collect(const std::string& reply) {
 }  // namespace
 
 TEST_CASE("reply: b4 collects nothing from it but the tester's trailer: a greedy name, an underscore, a name and an address line, an address in our Machine line (fifteenth attack)") {
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < 3; ++variant) {
     auto b = with_verdict("NO_CHANGE");
     auto& patch = b.builds["patched"]["patches"][0];
     patch.erase("date");
     patch["author"] = "Alice " + std::string(30, 'X') + " Tested-by:Mallory: m@evil.example (tested) <a@b.example>";
-    b.machine["cpu_model"] = "Xeon, reviewed by Mallory <mallory@evil.example>";
+    b.machine["cpu_model"] = variant == 2 ? "deadbeef (Xeon mallory@evil.example" + std::string(45, 'Y') + ")"  // sixteenth
+                                          : "Xeon, reviewed by Mallory <mallory@evil.example>";
     for (auto& p : b.points)
       p.storage["kind"] = variant == 0 ? "brd " + std::string(40, 'Y') + " Reviewed: Mallory " + std::string(50, 'Z') +
                                              " <mallory@evil.example> " + std::string(70, 'W')
