@@ -452,6 +452,9 @@ Experiment parse(const json& j) {
   auto* workloads = r.find("workloads");
   if (!workloads || !workloads->is_array() || workloads->empty())
     r.fail("workloads", "must be a non-empty array", "e.g. [{\"name\": \"clone\", \"ops\": 10000}]");
+  if (workloads->size() > kMaxWorkloads)
+    r.fail("workloads", "holds more than " + std::to_string(kMaxWorkloads) + " workloads",
+           "split it into several experiments");
   std::set<std::string> ids;
   for (size_t i = 0; i < workloads->size(); ++i) {
     e.workloads.push_back(parse_workload((*workloads)[i], "/workloads/" + std::to_string(i)));

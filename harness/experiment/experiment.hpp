@@ -161,6 +161,10 @@ std::vector<PlannedPoint> plan_points(const Experiment& e);
 extern const std::vector<std::string> kWorkloadNames;
 extern const std::vector<std::string> kClockRequests;  // auto | time | instructions
 
+// Workloads in one experiment, and so in one bundle: each is a section, a table and a plot of
+// every report.
+inline constexpr size_t kMaxWorkloads = 64;
+
 // A name that is safe as one path component: [A-Za-z0-9._-]{1,64}, not "." or "..".
 // Workload labels (directories on the mount) and fio job names must be one.
 bool is_plain_name(const std::string& s);

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <set>
 
 #include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
@@ -121,7 +122,14 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
                           "\" is not a name ([A-Za-z0-9._-], at most 64)",
                       "check it is the bundle.json of a run (ksandwich validate says more)");
   };
-  for (auto& r : b.rows) check("workload", r.workload), check("arm", r.arm);
+  std::set<std::string> workloads;  // each is a plot in the HTML view (a 3.3 MiB bundle of 20,000: 134 MB)
+  for (auto& r : b.rows) {
+    check("workload", r.workload), check("arm", r.arm);
+    if (workloads.insert(r.workload).second && workloads.size() > experiment::kMaxWorkloads)
+      throw UserError(origin + " is not a ksandwich bundle: its rows name more than " +
+                          std::to_string(experiment::kMaxWorkloads) + " workloads",
+                      "check it is the bundle.json of a run (ksandwich validate says more)");
+  }
   for (auto& p : b.points) check("arm", p.arm);
   if (b.analysis)
     for (auto& w : b.analysis->workloads) check("workload", w.workload);

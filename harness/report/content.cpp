@@ -144,10 +144,10 @@ std::string Builder::scheme() const {
 // Distinct values of a noise control across points, in run order.
 std::vector<std::string> Builder::environment_values(std::initializer_list<const char*> keys) const {
   std::vector<std::string> values;
+  std::set<std::string> seen;  // a bundle may hold tens of thousands of points: no scan per point
   for (auto* p : points_) {
     std::string v = first_of(p->environment, keys);
-    if (!v.empty() && std::find(values.begin(), values.end(), v) == values.end())
-      values.push_back(v);
+    if (!v.empty() && seen.insert(v).second) values.push_back(v);
   }
   return values;
 }

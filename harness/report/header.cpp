@@ -69,7 +69,7 @@ void Builder::header() {
 }
 
 std::string Builder::kernels() const {
-  std::vector<std::string> arms;
+  std::vector<std::string> arms;  // control and patched: names, two of them
   for (auto* p : points_)
     if (std::find(arms.begin(), arms.end(), p->arm) == arms.end()) arms.push_back(p->arm);
   std::vector<std::string> parts;
@@ -80,9 +80,9 @@ std::string Builder::kernels() const {
       release = first_of(b_.builds[arm], {"kernel_release"});
     if (release.empty()) {
       std::vector<std::string> seen;
+      std::set<std::string> known;  // no scan per point
       for (auto* p : points_)
-        if (p->arm == arm && !p->kernel_release.empty() &&
-            std::find(seen.begin(), seen.end(), p->kernel_release) == seen.end())
+        if (p->arm == arm && !p->kernel_release.empty() && known.insert(p->kernel_release).second)
           seen.push_back(p->kernel_release);
       release = join(seen, "/");
     }

@@ -291,3 +291,12 @@ TEST_CASE("hostile: a knob's resolved path must be a tunable too, and mount opti
   j["storage"] = {{"mount_options", {"noatime", "compress=zstd:1", "space_cache=v2", "Commit=30", "nodatacow", "lazytime"}}};
   CHECK_NOTHROW(parse(j));
 }
+
+TEST_CASE("hostile: at most 64 workloads, the most a bundle's reader takes (sixteenth attack)") {
+  auto j = minimal_experiment();
+  j["workloads"] = json::array();
+  for (size_t i = 0; i < ks::experiment::kMaxWorkloads; ++i) j["workloads"].push_back({{"name", "clone"}, {"label", "w" + std::to_string(i)}});
+  CHECK_NOTHROW(parse(j));
+  j["workloads"].push_back({{"name", "clone"}, {"label", "one-more"}});
+  CHECK_THAT(parse_error_of(j), Catch::Contains("more than 64 workloads"));
+}

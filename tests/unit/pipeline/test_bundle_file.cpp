@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "evidence/bundle.hpp"
+#include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "proc/runner.hpp"
 #include "report/report.hpp"
@@ -145,4 +146,12 @@ TEST_CASE("bundle file: every reader refuses a workload or an arm that is not a 
   auto point = j;
   point["points"][0]["arm"] = "control Verdict: NO_CHANGE";
   CHECK_THROWS_WITH(pipeline::parse_bundle_text(point.dump(), "b"), Catch::Contains("the arm"));
+  // Each workload is a plot in the HTML view: 20,000 of them made 134 MB (sixteenth attack).
+  auto many = j;
+  for (size_t i = 0; i <= experiment::kMaxWorkloads; ++i) {
+    auto row = many["rows"][0];
+    row["workload"] = "w" + std::to_string(i);
+    many["rows"].push_back(row);
+  }
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(many.dump(), "b"), Catch::Contains("more than 64 workloads"));
 }
