@@ -526,14 +526,12 @@ std::vector<std::string> touched_files(std::string_view diff) {
 namespace {
 
 void require_bounded_size(std::string_view text, const std::string& file) {
+  const char* hint = "no patch series is this large: check it is the file you meant, or split it, or commit it "
+                     "to a git tree and run with --source TREE --commit REV";
   if (text.size() > kMaxPatchBytes)
-    throw UserError("patch " + file + " holds more than " + std::to_string(kMaxPatchBytes >> 20) + " MiB",
-                    "no patch series is this large: check it is the file you meant, or split it, or commit it "
-                    "to a git tree and run with --source TREE --commit REV");
+    throw UserError("patch " + file + " holds more than " + std::to_string(kMaxPatchBytes >> 20) + " MiB", hint);
   if (static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) > kMaxPatchLines)
-    throw UserError("patch " + file + " holds more than " + std::to_string(kMaxPatchLines) + " lines",
-                    "no patch series is this long: check it is the file you meant, or split it, or commit it "
-                    "to a git tree and run with --source TREE --commit REV");
+    throw UserError("patch " + file + " holds more than " + std::to_string(kMaxPatchLines) + " lines", hint);
 }
 
 }  // namespace
