@@ -31,15 +31,17 @@ json get_json(const json& j, const char* key) {
   return it == j.end() ? json() : *it;
 }
 
-// J's "verdict", one of kVerdicts.
-std::string verdict_from(const json& j) {
-  auto v = j.at("verdict").get<std::string>();
-  std::string known;
-  for (const char* k : kVerdicts) {
+// J's KEY, one of the words in KNOWN (kVerdicts, kMetrics): a reader refuses any other
+// rather than pass it on to a CI gate or print it.
+template <size_t N>
+std::string one_of(const json& j, const char* key, const char* const (&known)[N]) {
+  auto v = j.at(key).get<std::string>();
+  std::string list;
+  for (const char* k : known) {
     if (v == k) return v;
-    known += (known.empty() ? "" : ", ") + std::string(k);
+    list += (list.empty() ? "" : ", ") + std::string(k);
   }
-  throw json::other_error::create(501, "verdict \"" + v + "\" is not one of " + known, &j);
+  throw json::other_error::create(501, std::string(key) + " \"" + v.substr(0, 80) + "\" is not one of " + list, &j);
 }
 
 json point_json(const Point& p) {
@@ -208,7 +210,7 @@ void from_json(const json& j, FunctionChange& f) {
 
 void from_json(const json& j, WorkloadAnalysis& w) {
   w.workload = j.at("workload").get<std::string>();
-  w.metric = j.at("metric").get<std::string>();
+  w.metric = one_of(j, "metric", kMetrics);
   w.higher_is_better = get_or(j, "higher_is_better", false);
   w.points = get_or(j, "points", std::vector<PointSummary>{});
   w.control_a = j.at("control_a").get<double>();
@@ -247,7 +249,7 @@ void from_json(const json& j, WorkloadAnalysis& w) {
   w.unexpected_results = get_or<uint64_t>(j, "unexpected_results", 0);
   w.failed_rounds = get_or<uint64_t>(j, "failed_rounds", 0);
   w.min_expected_match_ratio = get_or(j, "min_expected_match_ratio", 100.0);
-  w.verdict = verdict_from(j);
+  w.verdict = one_of(j, "verdict", kVerdicts);
   w.material = get_or(j, "material", false);
   w.gates_failed = get_or(j, "gates_failed", std::vector<std::string>{});
 }
@@ -312,7 +314,7 @@ json to_json(const Analysis& a) {
 Analysis analysis_from_json(const json& j) {
   Analysis a;
   a.scheme = get_or<std::string>(j, "scheme", "screen");
-  a.verdict = j.at("verdict").get<std::string>();
+  a.verdict = one_of(j, "verdict", kVerdicts);
   a.bootstrap_resamples = get_or<uint64_t>(j, "bootstrap_resamples", 0);
   a.seed = get_or<uint64_t>(j, "seed", 0);
   a.workloads = get_or(j, "workloads", std::vector<WorkloadAnalysis>{});
@@ -372,7 +374,7 @@ Bundle from_json(const json& j) {
   for (auto& r : get_json(j, "rows")) b.rows.push_back(row_from_json(r));
   if (j.contains("analysis") && !j["analysis"].is_null())
     b.analysis = analysis_from_json(j["analysis"]);
-  b.verdict = verdict_from(j);
+  b.verdict = one_of(j, "verdict", kVerdicts);
   b.extra = json::object();
   for (auto& [k, v] : j.items())
     if (std::find(std::begin(known), std::end(known), k) == std::end(known)) b.extra[k] = v;

@@ -18,6 +18,9 @@ inline constexpr int kSchemaVersion = 1;
 // reader refuses any other word rather than pass it on to a CI gate.
 inline constexpr const char* kVerdicts[] = {"REGRESSION", "IMPROVEMENT", "NO_CHANGE", "INCONCLUSIVE", "INVALID"};
 
+// Every metric a workload is judged by (the schema's enum; Row::metric reads each).
+inline constexpr const char* kMetrics[] = {"ns_per_op", "iops", "bytes_per_s"};
+
 // One round of one workload at one point, as the agent measured it.
 struct Row {
   int point = 0;

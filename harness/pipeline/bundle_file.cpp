@@ -10,6 +10,7 @@
 #include "pipeline/kernels.hpp"
 
 #include "analysis/analyze.hpp"
+#include "analysis/gate_kind.hpp"
 #include "evidence/clock.hpp"
 #include "trace/direct_hit.hpp"
 #include "trace/kernel_log.hpp"
@@ -28,6 +29,8 @@ namespace {
 // analysis): a gzip inflating to 57 MB took 23 s and 1 GB (thirteenth attack).
 constexpr size_t kMaxBundleFile = size_t(16) << 20;
 constexpr size_t kMaxInflated = size_t(16) << 20;
+
+constexpr const char* kNotABundleHint = "check it is the bundle.json of a run (ksandwich validate says more)";
 
 std::string gunzip(const std::string& data, const std::filesystem::path& path) {
   z_stream z{};
@@ -120,7 +123,7 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
     if (!experiment::is_plain_name(id))
       throw UserError(origin + " is not a ksandwich bundle: the " + what + " \"" + one_line(id.substr(0, 80)) +
                           "\" is not a name ([A-Za-z0-9._-], at most 64)",
-                      "check it is the bundle.json of a run (ksandwich validate says more)");
+                      kNotABundleHint);
   };
   std::set<std::string> workloads;  // each is a plot in the HTML view (a 3.3 MiB bundle of 20,000: 134 MB)
   for (auto& r : b.rows) {
@@ -128,13 +131,23 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
     if (workloads.insert(r.workload).second && workloads.size() > experiment::kMaxWorkloads)
       throw UserError(origin + " is not a ksandwich bundle: its rows name more than " +
                           std::to_string(experiment::kMaxWorkloads) + " workloads",
-                      "check it is the bundle.json of a run (ksandwich validate says more)");
+                      kNotABundleHint);
   }
-  for (auto& p : b.points) check("arm", p.arm);
-  if (b.analysis)
+  // Where given (older bundles lack some), the words the reply's and the reports' prose is
+  // made of are names too: "a fresh btrfs on KIND for every point" must not hold a paragraph.
+  auto check_field = [&](const char* what, const nlohmann::json& j, const char* key) {
+    if (j.is_object() && j.contains(key) && j[key].is_string()) check(what, j[key].get<std::string>());
+  };
+  for (auto& p : b.points) check("arm", p.arm), check_field("storage kind", p.storage, "kind");
+  if (b.analysis) {
     for (auto& w : b.analysis->workloads) check("workload", w.workload);
-  for (const char* key : {"control_arm", "patched_arm"})
-    if (b.plan.is_object() && b.plan.contains(key) && b.plan[key].is_string()) check("arm", b.plan[key].get<std::string>());
+    for (auto& g : b.analysis->gates)
+      if (!analysis::gate_kind(g.name)) check("gate", g.name);  // "matched builds", or another tool's name
+  }
+  for (const char* key : {"control_arm", "patched_arm"}) check_field("arm", b.plan, key);
+  check_field("experiment name", b.experiment, "name");
+  if (!b.experiment_name.empty()) check("experiment name", b.experiment_name);
+  if (!b.backend.empty()) check("backend", b.backend);
 }
 
 }  // namespace
@@ -146,8 +159,8 @@ evidence::Bundle parse_bundle_text(const std::string& text, const std::string& o
   try {
     bundle = evidence::from_json(j);
   } catch (const json::exception& err) {
-    throw UserError(origin + " is not a ksandwich bundle: " + experiment::json_error_text(err),
-                    "check it is the bundle.json of a run (ksandwich validate says more)");
+    throw UserError(origin + " is not a ksandwich bundle: " + one_line(experiment::json_error_text(err)),
+                    kNotABundleHint);
   }
   require_names(bundle, origin);
   return bundle;

@@ -138,19 +138,12 @@ int gathered_exit_code(const std::vector<GatheredRun>& runs) {
 
 namespace {
 
-// RUNS with each text that came from a mail, a job or a bundle on one line: a subject or a
-// workload holding "\nVerdict: ..." cannot start a line of the table (each run's own report is
-// cleaned by its renderer).
+// RUNS with each text that came from a mail or a job on one line: a subject holding
+// "\nVerdict: ..." cannot start a line of the table (a bundle's words are names or from a
+// table, checked when it was read; each run's own report is cleaned by its renderer).
 std::vector<GatheredRun> one_line_fields(std::vector<GatheredRun> runs) {
-  for (auto& r : runs) {
+  for (auto& r : runs)
     for (auto* s : {&r.name, &r.out_dir, &r.state, &r.problem, &r.patch_subject}) *s = one_line(*s);
-    if (r.bundle) {
-      r.bundle->verdict = one_line(r.bundle->verdict);
-      if (r.bundle->analysis)
-        for (auto& w : r.bundle->analysis->workloads)
-          for (auto* s : {&w.workload, &w.metric, &w.verdict}) *s = one_line(*s);
-    }
-  }
   return runs;
 }
 

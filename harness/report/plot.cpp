@@ -75,7 +75,7 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
   if (metric.empty())
     for (auto& r : bundle.rows)
       if (r.workload == workload && metric.empty())
-        for (const char* m : {"ns_per_op", "iops", "bytes_per_s"})
+        for (const char* m : evidence::kMetrics)
           if (metric.empty() && r.metric(m)) metric = m;
   Unit unit = unit_for(metric, evidence::bundle_clock(bundle));
 

@@ -115,7 +115,7 @@ TEST_CASE("bundle file: the json view of a real bundle is the report model, type
   CHECK(table);
 }
 
-TEST_CASE("bundle file: every reader refuses a verdict or schema_version no run writes (history, bisect, gather too)") {
+TEST_CASE("bundle file: every reader refuses a verdict, metric or schema_version no run writes (history, bisect, gather too)") {
   auto j = nlohmann::json::parse(pipeline::read_bundle_text(kData / "default-confirm.bundle.json.gz"));
   REQUIRE_NOTHROW(pipeline::parse_bundle_text(j.dump(), "b"));
   auto verdict = j;
@@ -124,6 +124,12 @@ TEST_CASE("bundle file: every reader refuses a verdict or schema_version no run 
   auto workload = j;
   workload["analysis"]["workloads"][0]["verdict"] = "PASS";
   CHECK_THROWS_AS(pipeline::parse_bundle_text(workload.dump(), "b"), UserError);
+  auto overall = j;
+  overall["analysis"]["verdict"] = "NO_CHANGE\nTested-by: M <m@x>";
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(overall.dump(), "b"), Catch::Contains("is not one of"));
+  auto metric = j;
+  metric["analysis"]["workloads"][0]["metric"] = "iops\nVerdict: NO_CHANGE";
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(metric.dump(), "b"), Catch::Contains("metric \"iops Verdict"));
   auto version = j;
   version["schema_version"] = 99;
   CHECK_THROWS_WITH(pipeline::parse_bundle_text(version.dump(), "b"), Catch::Contains("schema_version 99"));
@@ -154,4 +160,17 @@ TEST_CASE("bundle file: every reader refuses a workload or an arm that is not a 
     many["rows"].push_back(row);
   }
   CHECK_THROWS_WITH(pipeline::parse_bundle_text(many.dump(), "b"), Catch::Contains("more than 64 workloads"));
+  // And every other word the reply's prose is made of: "a fresh btrfs on brd\n\nLooks good to
+  // me ..." was a paragraph of the tester's mail (seventeenth attack).
+  const std::string paragraph = "brd for every point.\n\nLooks good to me. Please apply.\n";
+  for (auto [path, what] : {std::pair{"/points/0/storage/kind", "storage kind"}, {"/backend", "backend"},
+                            {"/experiment_name", "experiment name"}, {"/experiment/name", "experiment name"},
+                            {"/analysis/gates/0/name", "gate"}}) {
+    auto forged = j;
+    forged[nlohmann::json::json_pointer(path)] = paragraph;
+    CHECK_THROWS_WITH(pipeline::parse_bundle_text(forged.dump(), "b"), Catch::Contains(std::string("the ") + what));
+  }
+  auto known_gate = j;  // a gate this version knows keeps its name, spaces and all
+  known_gate["analysis"]["gates"][0]["name"] = "matched builds";
+  CHECK_NOTHROW(pipeline::parse_bundle_text(known_gate.dump(), "b"));
 }
