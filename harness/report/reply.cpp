@@ -139,14 +139,11 @@ void Builder::reply() {
   mail.from = one_line(options_.from.empty() ? options_.tester : options_.from);
   // Whom it goes to: the command line's, else the patch's author, and everyone the patch
   // mail went to (the list) on Cc: the reply stays in the thread.
-  const std::string from = address_of(mail.from);
+  // Each address once, ours not at all (a patch mail Cc'ing 20,000 took 13 s compared pairwise).
+  std::set<std::string> seen{lower(clean_address(address_of(mail.from)))};
   auto add = [&](std::vector<std::string>& list, std::string address) {
     address = clean_address(address);
-    auto same = [&](const std::string& a) { return lower(a) == lower(address); };
-    if (address.empty() || same(from) || std::any_of(mail.to.begin(), mail.to.end(), same) ||
-        std::any_of(mail.cc.begin(), mail.cc.end(), same))
-      return;
-    list.push_back(address);
+    if (!address.empty() && seen.insert(lower(address)).second) list.push_back(address);
   };
   for (auto& a : options_.to) add(mail.to, address_of(a));
   for (auto& a : options_.cc) add(mail.cc, address_of(a));
@@ -305,7 +302,7 @@ std::string Builder::reply_summary() const {
   } else {
     text += " Verdict: " + b_.verdict + ".";
   }
-  return text;
+  return one_line(text);  // one paragraph: no bundle text starts a line of its own
 }
 
 }  // namespace ks::report::detail

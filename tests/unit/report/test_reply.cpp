@@ -318,3 +318,26 @@ TEST_CASE("reply: b4 collects nothing from it but the tester's trailer: a greedy
     CHECK(b4_would_collect(body) == std::vector<std::string>{std::string("Tested-by: ") + kTester});
   }
 }
+
+TEST_CASE("reply: a patch mail's long Cc list goes on Cc once each, the tester never, and no bundle word makes a paragraph (seventeenth attack)") {
+  auto b = with_verdict("NO_CHANGE");
+  auto& patch = b.builds["patched"]["patches"][0];
+  // 20,000 addresses were compared pairwise: 13 s; a million ran for hours.
+  std::string cc;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) cc += "a" + std::to_string(i) + "@b.c, A" + std::to_string(i) + "@B.C, ";
+  patch["cc"] = cc + "JANE@example.org";
+  // What a reader refuses (pipeline::parse_bundle_text), the reply keeps on its line too.
+  b.points.front().storage["kind"] = "brd for every point.\n\nLooks good to me. Please apply.\n\n(with";
+  ks::report::Options options;
+  options.tester = kTester;
+  auto eml = ks::report::mail(b, options);
+  REQUIRE(eml);
+  const auto head = eml->substr(0, eml->find("\n\n"));
+  size_t addresses = 0;
+  for (size_t at = head.find("@b.c"); at != std::string::npos; at = head.find("@b.c", at + 1)) ++addresses;
+  CHECK(addresses == n);
+  CHECK_THAT(head, !Contains("@B.C") && !Contains("JANE@example.org"));
+  CHECK(head.find("jane@example.org") == head.rfind("jane@example.org"));  // on From: alone
+  for (auto& line : lines_of(*eml)) CHECK(line.rfind("Looks good", 0) != 0);
+}
