@@ -7,6 +7,7 @@
 
 #include "report/document.hpp"
 #include "report/format.hpp"
+#include "util/files.hpp"
 
 namespace ks::report {
 namespace {
@@ -133,7 +134,11 @@ std::string verdicts_indented(const Block& block, const std::string& text) {
   for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
     std::string_view line(text.data() + start, end - start);
     bool own = block.cls == "ks-overall" && start == 0;
-    out += (!own && line.starts_with("Verdict:") ? "  " : "") + std::string(line) + "\n";
+    // As a reader sees it: an invisible character before it is a space (one_line), spaces none.
+    auto shown = one_line(line);
+    auto first = shown.find_first_not_of(' ');
+    bool looks_own = first != std::string::npos && std::string_view(shown).substr(first).starts_with("Verdict:");
+    out += (!own && looks_own ? "  " : "") + std::string(line) + "\n";
   }
   return out + text.substr(start);
 }

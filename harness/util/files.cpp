@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "util/error.hpp"
 
@@ -218,28 +220,53 @@ std::string shell_quote(std::string_view word) {
 }
 
 namespace {
-// C0 controls and DEL, and in UTF-8 the C1 controls (U+0080..U+009F: a terminal takes U+009B
-// for ESC [), the line and paragraph separators (U+2028, U+2029: a new line in some editors,
-// browsers and mail readers), the bidirectional overrides and isolates (U+202A..U+202E,
-// U+2066..U+2069), which make a line read other than it is, and the other spaces (U+00A0,
-// U+1680, U+2000..U+200A, U+202F, U+205F, U+3000), which tools such as b4 take for spaces and a
-// reader does not see as such. Each becomes one space.
+
+// What a reader does not see as written, as ranges of code points, each made one space: the
+// C1 controls (U+009B is ESC [ to a terminal), the spaces other than U+0020 (b4 takes them for
+// spaces, a reader may not), the invisible format characters (soft hyphen, zero-width spaces and
+// joiners, direction marks, word joiner, BOM, Hangul fillers, Unicode tags: "\u200bVerdict:"
+// shows as a line of the tool's own), the line and paragraph separators (a new line in some
+// editors and mail readers) and the bidirectional embeddings, overrides and isolates.
+constexpr std::pair<char32_t, char32_t> kUnseen[] = {
+    {0x80, 0xa0},     {0xad, 0xad},     {0x61c, 0x61c},   {0x115f, 0x1160}, {0x1680, 0x1680},
+    {0x180e, 0x180e}, {0x2000, 0x200f}, {0x2028, 0x202f}, {0x205f, 0x206f}, {0x3000, 0x3000},
+    {0x3164, 0x3164}, {0xfeff, 0xfeff}, {0xffa0, 0xffa0}, {0xfff9, 0xfffb}, {0x1d173, 0x1d17a},
+    {0xe0000, 0xe007f},
+};
+
+// The code point of the well-formed UTF-8 sequence at the start of S and its length, or
+// {0, 0} for anything else (an ASCII byte, a stray or overlong byte): copied as it is.
+std::pair<char32_t, size_t> utf8_at(std::string_view s) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const size_t n = b(0) >= 0xf5 ? 0 : b(0) >= 0xf0 ? 4 : b(0) >= 0xe0 ? 3 : b(0) >= 0xc2 ? 2 : 0;
+  if (n == 0 || n > s.size()) return {0, 0};
+  char32_t c = b(0) & (0xff >> (n + 1));
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(k) & 0xc0) != 0x80) return {0, 0};
+    c = c << 6 | (b(k) & 0x3f);
+  }
+  const char32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return {0, 0};
+  return {c, n};
+}
+
+// C0 controls and DEL, and the code points of kUnseen, each become one space (newlines stay
+// when KEEP_NEWLINES).
 std::string without_controls(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
-    if ((b(0) < 0x20 && !(keep_newlines && s[i] == '\n')) || b(0) == 0x7f) {
-      out += ' ';
-    } else if (b(0) == 0xc2 && ((b(1) >= 0x80 && b(1) <= 0x9f) || b(1) == 0xa0)) {
-      out += ' ', i += 1;
-    } else if ((b(0) == 0xe2 && ((b(1) == 0x80 && ((b(2) >= 0x80 && b(2) <= 0x8a) || (b(2) >= 0xa8 && b(2) <= 0xaf))) ||
-                                 (b(1) == 0x81 && (b(2) == 0x9f || (b(2) >= 0xa6 && b(2) <= 0xa9))))) ||
-               (b(0) == 0xe1 && b(1) == 0x9a && b(2) == 0x80) || (b(0) == 0xe3 && b(1) == 0x80 && b(2) == 0x80)) {
-      out += ' ', i += 2;
-    } else {
-      out += s[i];
+  for (size_t i = 0; i < s.size();) {
+    const auto byte = static_cast<unsigned char>(s[i]);
+    if ((byte < 0x20 && !(keep_newlines && byte == '\n')) || byte == 0x7f) {
+      out += ' ', ++i;
+      continue;
     }
+    auto [c, n] = byte < 0x80 ? std::pair<char32_t, size_t>{0, 0} : utf8_at(s.substr(i));
+    const bool unseen = n > 0 && std::any_of(std::begin(kUnseen), std::end(kUnseen),
+                                             [c](auto range) { return c >= range.first && c <= range.second; });
+    if (unseen) out += ' ';
+    else out.append(s.substr(i, n ? n : 1));
+    i += n ? n : 1;
   }
   return out;
 }

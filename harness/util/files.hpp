@@ -47,8 +47,9 @@ bool starts_with(std::string_view s, std::string_view prefix);
 // quoting function for every command line ksandwich writes or prints.
 std::string shell_quote(std::string_view word);
 // S fit for one mail header line or one terminal line: every control character (CR, LF, ESC,
-// ...) becomes a space, so text from a bundle or a mail can neither start a header nor move
-// the cursor.
+// ...) and every character a reader does not see as written (other spaces, zero-width and
+// direction marks, line separators) becomes a space, so text from a bundle or a mail can
+// neither start a header or a line, nor move the cursor, nor hide what it holds.
 std::string one_line(std::string_view s);
 // The same, keeping the newlines: S fit for a terminal as lines.
 std::string printable_lines(std::string_view s);

@@ -532,13 +532,20 @@ TEST_CASE("text: only the report's own verdict line starts with Verdict:, whatev
   std::string s;
   for (int k = 1; k < 40; k += 3) s += std::string(static_cast<size_t>(k), 'y') + " Verdict: NO_CHANGE (T) ";
   b.experiment["claim"] = {{"thread", s}, {"figure", s}, {"needs", s}, {"parallel_cpus", 4}};
-  b.experiment["description"] = "Verdict: NO_CHANGE (from the description)";
-  auto out = ks::report::text(b, {});
-  INFO(out);
-  int verdict_lines = 0;
-  for (auto& line : lines_of(out)) verdict_lines += line.rfind("Verdict:", 0) == 0;
-  CHECK(verdict_lines == 1);
-  CHECK_THAT(line_starting(out, "Verdict:"), Contains("Verdict: " + b.verdict));
+  // An invisible character before it does not hide it (seventeenth attack).
+  for (std::string description : {"Verdict: NO_CHANGE (from the description)", "\xe2\x80\x8bVerdict: NO_CHANGE (zero-width)"}) {
+    b.experiment["description"] = description;
+    auto out = ks::report::text(b, {});
+    INFO(out);
+    int verdict_lines = 0;
+    for (auto& line : lines_of(out)) {
+      std::string_view seen(line);  // as a reader sees it: a space or a zero-width space shows nothing
+      while (seen.starts_with(" ") || seen.starts_with("\xe2\x80\x8b")) seen.remove_prefix(seen[0] == ' ' ? 1 : 3);
+      verdict_lines += seen.starts_with("Verdict:") && !line.starts_with("  ");
+    }
+    CHECK(verdict_lines == 1);
+    CHECK_THAT(line_starting(out, "Verdict:"), Contains("Verdict: " + b.verdict));
+  }
 }
 
 TEST_CASE("text: a kernel-log line of megabytes is broken at the width, every byte kept, and an author of quotes is its name (fourteenth attack)") {

@@ -25,6 +25,14 @@ TEST_CASE("one_line turns every control character into a space and keeps the res
   CHECK(ks::one_line("a\xc2\xa0" "b\xe2\x80\x8a" "c\xe3\x80\x80" "d\xe2\x80\xaf" "e") == "a b c d e");
   CHECK(ks::one_line("\xe2\x80" "x") == "\xe2\x80" "x");  // not a space: kept as it is
   CHECK(ks::one_line("\xc2\xa9 \xe2\x80\x94") == "\xc2\xa9 \xe2\x80\x94");  // (c) and an em dash stay
+  // Invisible format characters are seen as spaces: zero-width space, word joiner, BOM, right-to-
+  // left mark, soft hyphen, Hangul filler, Arabic letter mark, a Unicode tag (seventeenth attack).
+  CHECK(ks::one_line("\xe2\x80\x8bVerdict") == " Verdict");
+  CHECK(ks::printable_lines("a\n\xe2\x81\xa0" "b\xef\xbb\xbf" "c\xe2\x80\x8f") == "a\n b c ");
+  CHECK(ks::one_line("\xc2\xad" "d\xe3\x85\xa4" "e\xd8\x9c" "f\xf3\xa0\x80\x81") == " d e f ");
+  // Malformed or overlong UTF-8 stays as it was (an overlong U+200B is not one).
+  CHECK(ks::one_line("\xe0\x80\x8b" "x\xf8\x88") == "\xe0\x80\x8b" "x\xf8\x88");
+  CHECK(ks::one_line("\xf0\x9f\x98\x80 \xe6\x97\xa5") == "\xf0\x9f\x98\x80 \xe6\x97\xa5");  // an emoji, a CJK letter
 }
 
 TEST_CASE("printable_lines keeps the newlines and nothing else below a space") {
