@@ -494,8 +494,7 @@ constexpr const char* kWorkspace = ".work";
 class WorkspaceLock {
  public:
   explicit WorkspaceLock(const fs::path& file) {
-    fd_ = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw SystemError("open " + file.string(), errno);
+    fd_ = open_private_file(file, O_RDWR);  // no one else can hold it
   }
   bool try_lock() { return flock(fd_, LOCK_EX | LOCK_NB) == 0; }
   void lock() {

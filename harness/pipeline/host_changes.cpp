@@ -9,13 +9,16 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 
+#include "proc/runner.hpp"
 #include "storage/facts.hpp"
 #include "storage/storage.hpp"
 #include "util/error.hpp"
@@ -199,9 +202,19 @@ const std::map<std::string, Undo>& undo_table() {
   return table;
 }
 
+// Another cleanup or resume of the run holds it for seconds; anyone else (who opened a journal
+// an earlier version left readable) is not waited for without end.
 void lock_or_throw(int fd, const fs::path& path) {
-  while (::flock(fd, LOCK_EX) != 0)
-    if (errno != EINTR) throw SystemError("lock " + path.string(), errno);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) throw SystemError("lock " + path.string(), errno);
+    if (std::chrono::steady_clock::now() > deadline)
+      throw UserError("another process has held " + path.string() + " locked for 2 minutes",
+                      "a cleanup or resume of this run holds it while it undoes changes; find the holder with "
+                      "`fuser -v " + shell_quote(path.string()) + "`");
+    proc::throw_if_interrupted();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 json read_registration(const fs::path& file) {
@@ -276,9 +289,9 @@ void require_own_run_dir(const fs::path& out_dir) {
       throw UserError(path.string() + " is not a " + (kind == S_IFDIR ? "directory" : "regular file") +
                           " (a symbolic link or another kind of file)",
                       "name a run's output directory as its run left it; `run` makes it, its logs/ and points/");
-    if (st.st_uid != ::geteuid() || others_may_write(st))
+    if (st.st_uid != ::geteuid() || others_may_write(path, st))
       throw UserError(path.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                          (others_may_write(st) ? " and others may write to it" : ""),
+                          (others_may_write(path, st) ? " and others may write to it" : ""),
                       "choose a new --out DIR (the run makes it), or one you own that only you may write to");
   }
 }
@@ -311,8 +324,7 @@ CleanupReport cleanup_run(const fs::path& out_dir, const UndoRules& rules, const
     throw UserError(out_dir.string() + " has no journal (" + file.string() + ")",
                     "name the output directory of a ksandwich run (one written by this version)");
   // One cleanup of a journal at a time (`cleanup` and `run --resume` could meet).
-  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw SystemError("open " + file.string(), errno);
+  int fd = open_private_file(file, O_RDONLY);
   struct Close {
     int fd;
     ~Close() { ::close(fd); }
@@ -400,10 +412,12 @@ HostChanges::HostChanges(const fs::path& state_dir, const fs::path& out_dir, con
   std::error_code ec;
   fs::create_directories(state_dir_ / "active", ec);
   auto lock_file = state_dir_ / "run.lock";
-  run_lock_fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (run_lock_fd_ < 0)
-    throw UserError("cannot open the machine lock " + lock_file.string() + ": " + std::strerror(errno),
+  try {
+    run_lock_fd_ = open_private_file(lock_file, O_RDWR);  // root's alone: no one else can hold it
+  } catch (const SystemError& err) {
+    throw UserError("cannot open the machine lock " + lock_file.string() + ": " + err.what(),
                     "a measuring run changes the machine: run it as root");
+  }
   if (::flock(run_lock_fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     int err = errno;
     // Refused a lock of its own: held by a run alone, or shared by instruction-clock runs.

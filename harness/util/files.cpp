@@ -149,6 +149,21 @@ void write_file_append(const fs::path& path, std::string_view content) {
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
 }
 
+int open_private_file(const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) throw SystemError("open " + path.string(), errno);
+  struct stat st{};
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = std::strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else if ((st.st_mode & 077) && ::fchmod(fd, st.st_mode & 07700) != 0) why = std::strerror(errno);
+  if (!why.empty()) {
+    ::close(fd);
+    throw SystemError("open " + path.string(), why);
+  }
+  return fd;
+}
+
 void write_file_atomic(const fs::path& path, std::string_view content) {
   // Only a regular file (or a link, which the rename replaces, never follows) is replaced:
   // renaming over /dev/null or a FIFO would swap a device node for a file.

@@ -35,6 +35,11 @@ std::string read_first_line(const fs::path& path, std::string fallback = {});
 // renames it over PATH, so a reader never sees half a file. Refuses a PATH that is a device,
 // FIFO or directory; a failed write leaves PATH as it was and no temporary behind.
 void write_file_atomic(const fs::path& path, std::string_view content);
+// Opens with FLAGS (O_RDWR, O_WRONLY | O_APPEND) the regular file PATH, made 0600 when it is
+// new, that no one but its owner may open: a lock or a journal, which anyone who can open it
+// can hold locked. Never through a link; one left with wider permissions (by an earlier
+// version) is narrowed. Throws SystemError.
+int open_private_file(const fs::path& path, int flags);
 void write_file(const fs::path& path, std::string_view content); // e.g. /sys knobs
 void write_file_append(const fs::path& path, std::string_view content);
 

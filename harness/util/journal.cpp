@@ -257,14 +257,8 @@ Journal::Journal(fs::path file, std::string key)
   auto existing = read(file_, key_);
   for (auto& e : existing.entries) next_ = std::max(next_, e.seq + 1);
   for (auto seq : existing.undone) next_ = std::max(next_, seq + 1);
-  fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw SystemError("open the journal " + file_.string(), errno);
-  struct stat st{};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fd_ = -1;
-    throw SystemError("open the journal " + file_.string(), "not a regular file");
-  }
+  // Root's alone: anyone who could open it could hold its lock, and cleanup waits for that.
+  fd_ = open_private_file(file_, O_WRONLY | O_APPEND);
   // A line torn by a killed writer must not swallow the next one.
   auto text = read_bounded(file_).value_or("");
   if (!text.empty() && text.back() != '\n') write_all(fd_, "\n", file_);

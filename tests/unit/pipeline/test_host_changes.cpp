@@ -2,6 +2,8 @@
 // what no longer matches. The machine lock names its holder and dies with it. No root: a
 // temporary directory stands in for /sys, /dev/shm and /run/ksandwich.
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 
 #include "boot/knobs.hpp"
 #include "pipeline/host_changes.hpp"
+#include "proc/runner.hpp"
 #include "support/killed_process.hpp"
 #include "support/temp_dir.hpp"
 #include "util/error.hpp"
@@ -347,4 +350,42 @@ TEST_CASE("cleanup: a file whose identity the run never learnt is removed when o
   INFO(ks::join(report.lines, "\n"));
   CHECK(report.undone == 1);
   CHECK_FALSE(fs::exists(run.file("ksandwich-ours-0600")));
+}
+
+TEST_CASE("cleanup: a journal is its run's alone, and whoever holds its lock cannot hold cleanup past a Ctrl-C (seventeenth attack)") {
+  Run run;
+  killed_holding_knob(run);
+  struct stat st{};
+  REQUIRE(::stat(run.journal().c_str(), &st) == 0);
+  CHECK((st.st_mode & 077) == 0);  // no one else can open it, so no one else can lock it
+  // One an earlier version left readable, opened and locked by someone before cleanup.
+  ::chmod(run.journal().c_str(), 0644);
+  const int holder = ::open(run.journal().c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(::flock(holder, LOCK_EX) == 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ks::proc::install_interrupt_handlers();
+    try {
+      cleanup_run(run.out, rules_for(run.tmp.path), run.state());
+      _exit(0);
+    } catch (const ks::Interrupted&) {
+      _exit(42);
+    } catch (...) {
+      _exit(1);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(child, SIGINT);
+  int status = 0;
+  for (int i = 0; i < 100 && ::waitpid(child, &status, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (::waitpid(child, &status, WNOHANG) == 0) {  // still waiting after 10 s: what it did before
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 42));
+  ::close(holder);
+  REQUIRE(::stat(run.journal().c_str(), &st) == 0);
+  CHECK((st.st_mode & 077) == 0);  // narrowed when cleanup opened it
+  CHECK(cleanup_run(run.out, rules_for(run.tmp.path), run.state()).undone == 1);
 }
