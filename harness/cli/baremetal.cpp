@@ -12,6 +12,7 @@
 #include "proc/runner.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::cli {
 namespace {
@@ -30,13 +31,33 @@ void reload_systemd(const fs::path& dir) {
     proc::run(proc::command({"systemctl", "daemon-reload"}, std::chrono::seconds(60)));
 }
 
+// DIR, where root writes a unit that runs as root at boot, and its multi-user.target.wants:
+// no one else's, and no link of anyone else's on the way (a planted wants/ would enable the
+// unit elsewhere, or remove another file of that name).
+void require_unit_dir(const fs::path& dir) {
+  for (const auto& place : {dir, wants_link(dir).parent_path()})
+    if (auto why = untrusted_on_the_way(place, PathRole::kTrustedDirectory))
+      throw UserError("--unit-dir " + dir.string() + ": " + *why + ", and its unit runs as root at boot",
+                      "name a directory only root can change (the default is " + kSystemUnitDir.string() + ")");
+}
+
+// Whether the unit file is ours: a regular file (never a link, FIFO or device) that says so.
 bool ours(const fs::path& unit) {
-  return read_first_line(unit).starts_with("# Written by `ksandwich baremetal install`");
+  try {
+    auto text = read_regular_file(unit, 64 << 10, Links::refuse).value_or("");
+    return text.starts_with("# Written by `ksandwich baremetal install`");
+  } catch (const SystemError&) {
+    return false;
+  }
 }
 
 void install(const fs::path& dir, const fs::path& ksandwich) {
+  require_unit_dir(dir);
+  if (auto why = untrusted_on_the_way(ksandwich, PathRole::kTrustedFile))
+    throw UserError("the unit would run " + ksandwich.string() + " as root at boot, and " + *why,
+                    "install the unit from a ksandwich only root can change (the .deb's /usr/bin/ksandwich)");
   auto unit = unit_file(dir);
-  if (fs::exists(unit) && !ours(unit))
+  if (fs::exists(fs::symlink_status(unit)) && !ours(unit))
     throw UserError(unit.string() + " exists and was not written by ksandwich", "move it away first");
   auto state = fs::absolute(bm::state_dir());
   // What the resumed run must find as the run found it: the kernel cache, and under sudo
@@ -65,8 +86,9 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
 }
 
 void uninstall(const fs::path& dir) {
+  require_unit_dir(dir);
   auto unit = unit_file(dir);
-  if (fs::exists(unit) && !ours(unit))
+  if (fs::exists(fs::symlink_status(unit)) && !ours(unit))
     throw UserError(unit.string() + " was not written by ksandwich; left alone", "remove it yourself if it is yours");
   std::error_code ec;
   bool removed = fs::remove(wants_link(dir), ec);

@@ -112,7 +112,7 @@ const fs::path& openable(const fs::path& path, Store::Open open) {
   // in a directory others may write to, even a sticky one, they could plant one.
   struct stat dir{};
   const auto parent = fs::absolute(path).parent_path();
-  if (::geteuid() == 0 && ::stat(parent.c_str(), &dir) == 0 && others_may_write(dir))
+  if (::geteuid() == 0 && ::stat(parent.c_str(), &dir) == 0 && others_may_write(parent, dir))
     throw UserError("history " + path.string() + ": " + parent.string() +
                         " lets others write in it, and SQLite rolls a journal it finds there into the history",
                     "keep the history in a directory only you (or root) can write to, e.g. results/history.sqlite");

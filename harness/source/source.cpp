@@ -132,7 +132,8 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
     if (S_ISLNK(st.st_mode))
       refuse(entry.path().string() + " is a symbolic link",
              "a link could lead anywhere: move the folder itself there, or point the cache at the other disk");
-    if (!trusted_dir(st) || others_may_write(st)) refuse(entry.path().string() + " " + owner_text(st));
+    if (!trusted_dir(st) || others_may_write(entry.path(), st))
+      refuse(entry.path().string() + " " + owner_text(st) + (others_may_write(st) ? "" : " (an ACL lets others write)"));
   }
   return real;
 }

@@ -4,9 +4,12 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <linux/posix_acl.h>
+#include <linux/posix_acl_xattr.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,29 +19,76 @@
 
 namespace ks {
 
-bool others_may_write(const struct stat& st) {
-  if (st.st_mode & S_IWOTH) return true;
-  if (!(st.st_mode & S_IWGRP) || st.st_gid == 0) return false;
-  const struct passwd* owner = ::getpwuid(st.st_uid);
-  const struct group* group = ::getgrgid(st.st_gid);
-  const bool private_group = owner && group && owner->pw_gid == st.st_gid &&
-                             std::string_view(group->gr_name) == owner->pw_name &&
-                             (group->gr_mem == nullptr || group->gr_mem[0] == nullptr);
-  return !private_group;
+namespace {
+
+// Whether GID is UID's own private group: named as UID is, UID's primary group, and no one
+// else a member (what umask 002 systems give each user).
+bool private_group(uid_t uid, gid_t gid) {
+  const struct passwd* owner = ::getpwuid(uid);
+  if (!owner || owner->pw_gid != gid) return false;
+  const std::string name = owner->pw_name;  // getgrgid may reuse getpwuid's buffer
+  const struct group* group = ::getgrgid(gid);
+  return group && name == group->gr_name && (group->gr_mem == nullptr || group->gr_mem[0] == nullptr);
 }
 
-namespace {
 bool trusted_owner(uid_t uid) {
   const char* sudo_uid = std::getenv("SUDO_UID");
   return uid == 0 || uid == ::geteuid() || (sudo_uid && std::to_string(uid) == sudo_uid);
 }
+
+// The invoking user's private group under sudo (SUDO_UID's, when SUDO_GID names it).
+bool sudo_private_group(gid_t gid) {
+  const char* sudo_uid = std::getenv("SUDO_UID");
+  const char* sudo_gid = std::getenv("SUDO_GID");
+  if (!sudo_uid || !sudo_gid || std::to_string(gid) != sudo_gid) return false;
+  char* end = nullptr;
+  const unsigned long uid = std::strtoul(sudo_uid, &end, 10);
+  return end != sudo_uid && *end == '\0' && private_group(static_cast<uid_t>(uid), gid);
+}
+
+// Whether the POSIX ACL XATTR on PATH lets a named user or group write (under its mask), or,
+// for a directory's default ACL (what is made in it inherits), also others, and the group
+// where the directory passes its own on (setgid). Read as the kernel stores it
+// (linux/posix_acl_xattr.h); one that cannot be read counts.
+bool acl_lets_write(const std::filesystem::path& path, const char* xattr, bool inherited, bool setgid) {
+  std::array<unsigned char, 4096> buf{};  // 500 entries; an ACL holds at most 32 on ext4
+  const ssize_t n = ::getxattr(path.c_str(), xattr, buf.data(), buf.size());
+  if (n < 0) return errno != ENODATA && errno != ENOTSUP;
+  const size_t header = sizeof(posix_acl_xattr_header), entry = sizeof(posix_acl_xattr_entry);
+  if (size_t(n) < header || (size_t(n) - header) % entry != 0) return true;
+  auto le16 = [&](size_t at) { return unsigned(buf[at]) | unsigned(buf[at + 1]) << 8; };
+  bool named = false, group = false, other = false, mask = true;
+  for (size_t at = header; at < size_t(n); at += entry) {
+    const bool write = le16(at + 2) & ACL_WRITE;
+    switch (le16(at)) {
+      case ACL_USER:
+      case ACL_GROUP: named = named || write; break;
+      case ACL_GROUP_OBJ: group = write; break;
+      case ACL_MASK: mask = write; break;
+      case ACL_OTHER: other = write; break;
+      default: break;
+    }
+  }
+  return (named && mask) || (inherited && (other || (setgid && group && mask)));
+}
+
 }  // namespace
 
+bool others_may_write(const struct stat& st) {
+  if (st.st_mode & S_IWOTH) return true;
+  if (!(st.st_mode & S_IWGRP) || st.st_gid == 0) return false;
+  return !private_group(st.st_uid, st.st_gid);
+}
+
+bool others_may_write(const std::filesystem::path& path, const struct stat& st) {
+  return others_may_write(st) || acl_lets_write(path, "system.posix_acl_access", false, false) ||
+         (S_ISDIR(st.st_mode) && acl_lets_write(path, "system.posix_acl_default", true, st.st_mode & S_ISGID));
+}
+
 bool trusted_dir(const struct stat& st) {
-  const char* sudo_gid = std::getenv("SUDO_GID");
   if (!trusted_owner(st.st_uid)) return false;
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) return false;
-  return (st.st_mode & S_ISVTX) || !others_may_write(st) || (sudo_gid && std::to_string(st.st_gid) == sudo_gid);
+  return (st.st_mode & S_ISVTX) || !others_may_write(st) || sudo_private_group(st.st_gid);
 }
 
 std::string owner_text(const struct stat& st) {
@@ -89,12 +139,6 @@ std::optional<std::string> untrusted_link(const std::filesystem::path& path) {
   return std::nullopt;
 }
 
-// Whether a POSIX ACL on PATH may let a named user or group write to it: with an access ACL,
-// the group bits are the ACL's mask, the most any named entry gets.
-bool acl_may_write(const std::filesystem::path& path, const struct stat& st) {
-  return (st.st_mode & S_IWGRP) && ::getxattr(path.c_str(), "system.posix_acl_access", nullptr, 0) > 0;
-}
-
 }  // namespace
 
 std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& path, PathRole role) {
@@ -122,7 +166,8 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
                  " would be made (they could make it first, or a link by that name)";
         break;
       }
-      if (acl_may_write(prefix, st)) return prefix.string() + " has an ACL that may let others write to it";
+      if (!others_may_write(st) && others_may_write(prefix, st))
+        return prefix.string() + " has an ACL that may let others write to it, or to what is made in it";
       parent = st;
       const bool dir = S_ISDIR(st.st_mode);
       if (!last || role == PathRole::kReplacedFile) {

@@ -13,11 +13,14 @@ namespace ks {
 // neither root's (gid 0) nor the owner's own private group (umask 002 systems give every file
 // one of those two, and only the owner, or root, is in it).
 bool others_may_write(const struct stat& st);
+// The same for the file at PATH (ST its stat), ACLs counted: a named user or group that may
+// write to it, or, a directory's default ACL, to what is made in it.
+bool others_may_write(const std::filesystem::path& path, const struct stat& st);
 
 // Whether the directory ST may lie on the way to what root writes, reads or runs as its own:
 // its owner is root, this user or (under sudo) the invoking user; and no one else may write
 // in it, unless it is sticky (/tmp: no one renames what another made there) or shared only
-// with a group that is root's, the sudo user's or the owner's own private group.
+// with a group that is root's, or the private group of its owner or of the sudo user.
 bool trusted_dir(const struct stat& st);
 
 // What PATH itself must be, where it exists, for root to use it.

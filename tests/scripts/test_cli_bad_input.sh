@@ -431,7 +431,39 @@ os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + b"".j
   else
     echo "SKIPPED (part): this filesystem takes no POSIX ACL"
   fi
-  for o in o-linklink o-git-theirs o-fio-theirs o-acl; do
+  # Seventeenth attack: a default ACL hands what root makes in a directory to another user (a
+  # run directory, a submit's job.sh), as does an ACL on a cache's folder; a shared group passed
+  # as the sudo user's; another user's --unit-dir, whose unit runs as root at boot.
+  acl_blob='import os, struct, sys
+e = [(1, 7, 0xffffffff), (2, 7, 65534), (4, 5, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 5, 0xffffffff)]
+os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e))'
+  mkdir -p "$tmp/dacl" "$tmp/cacl/build" && chmod 755 "$tmp/dacl" "$tmp/cacl" "$tmp/cacl/build"
+  if python3 -c "$acl_blob" "$tmp/dacl" system.posix_acl_default 2>/dev/null &&
+    python3 -c "$acl_blob" "$tmp/cacl/build" system.posix_acl_access 2>/dev/null; then
+    expect_error "run --out under a default ACL" "$tmp/dacl has an ACL" -- \
+      "$ks" run default --dry-run --out "$tmp/dacl/o-dacl"
+    expect_error "submit --dir under a default ACL" "$tmp/dacl has an ACL" -- \
+      "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/default.json" --dir "$tmp/dacl/sub"
+    expect_error "a cache whose build/ has an ACL" "an ACL lets others write" -- \
+      env KSANDWICH_CACHE="$tmp/cacl" "$ks" run default --dry-run --out "$tmp/o-cacl"
+    if [ -n "$(ls -A "$tmp/dacl")" ]; then echo "FAIL: a refused command made $(ls "$tmp/dacl")"; failures=$((failures + 1)); fi
+  else
+    echo "SKIPPED (part): this filesystem takes no POSIX ACL"
+  fi
+  mkdir -p "$tmp/shared-group/sub" && chgrp 100 "$tmp/shared-group" && chmod 775 "$tmp/shared-group"
+  expect_error "junit --out where the sudo user's shared group may write" "$tmp/shared-group belongs to uid 0 and others may write" -- \
+    env SUDO_UID=4242 SUDO_GID=100 "$ks" junit "$bundle" --out "$tmp/shared-group/sub/x.xml"
+  mkdir -p "$tmp/their-units" "$tmp/bm-decoy" "$tmp/my-units" && chown nobody "$tmp/their-units"
+  expect_error "baremetal install --unit-dir of another user's" "$tmp/their-units belongs to uid" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state2" "$ks" baremetal install --unit-dir "$tmp/their-units"
+  ln -s "$tmp/bm-decoy" "$tmp/my-units/multi-user.target.wants" && chown -h nobody "$tmp/my-units/multi-user.target.wants"
+  expect_error "baremetal uninstall through another user's wants/ link" "is a symbolic link that belongs to uid" -- \
+    "$ks" baremetal uninstall --unit-dir "$tmp/my-units"
+  rm "$tmp/my-units/multi-user.target.wants" && mkfifo "$tmp/my-units/ksandwich-resume.service"
+  expect_error "baremetal uninstall: a FIFO where the unit goes" "was not written by ksandwich" -- \
+    timeout 20 "$ks" baremetal uninstall --unit-dir "$tmp/my-units"
+  if [ -n "$(find "$tmp/their-units" "$tmp/bm-decoy" -mindepth 1)" ]; then echo "FAIL: a refused baremetal command wrote"; failures=$((failures + 1)); fi
+  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl; do
     if [ -e "$tmp/$o" ]; then echo "FAIL: a refused command made $tmp/$o"; failures=$((failures + 1)); fi
   done
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
