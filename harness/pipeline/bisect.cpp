@@ -16,6 +16,7 @@
 #include "pipeline/kernels.hpp"
 #include "pipeline/run.hpp"
 #include "proc/runner.hpp"
+#include "source/source.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/ownership.hpp"
@@ -31,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kStateFile = "bisect.json";
 
 std::string git(const std::string& repo, std::vector<std::string> args) {
-  require_trusted_input(repo, "git source");  // before git runs there: its config names commands
+  source::require_trusted_git(repo);  // before git runs there: its config names commands
   args.insert(args.begin(), {"git", "-C", repo});
   auto r = proc::run(proc::command(args, 10min));
   if (!r.ok())
@@ -42,7 +43,7 @@ std::string git(const std::string& repo, std::vector<std::string> args) {
 }
 
 bisect::Commit resolve(const std::string& repo, const std::string& name, const char* option) {
-  require_trusted_input(repo, "git source");
+  source::require_trusted_git(repo);
   auto r = proc::run(proc::command({"git", "-C", repo, "rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
   if (!r.ok())
     throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,

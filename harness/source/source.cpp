@@ -18,15 +18,46 @@
 #include "util/ownership.hpp"
 
 namespace ks::source {
-namespace {
 
 using namespace std::chrono_literals;
-
 using proc::command;
 
+void require_trusted_git(const fs::path& repo) {
+  require_trusted_input(repo, "git source");
+  // The git directory: .git, the one a .git file names (a worktree's, with its common one), or
+  // the tree itself (bare). Git's own check (safe.directory) asks only who owns it.
+  std::vector<fs::path> git_dirs;
+  std::error_code ec;
+  const auto dot_git = repo / ".git";
+  const auto kind = fs::symlink_status(dot_git, ec).type();
+  if (kind == fs::file_type::regular) {
+    auto text = trim(read_regular_file(dot_git, 4096, Links::refuse).value_or(""));
+    if (!text.starts_with("gitdir: "))
+      throw UserError("git source " + repo.string() + ": " + dot_git.string() + " is not a gitdir: file", "name a git tree");
+    fs::path dir = text.substr(8);
+    git_dirs.push_back(dir.is_absolute() ? dir : repo / dir);
+    if (auto common = read_regular_file(git_dirs[0] / "commondir", 4096, Links::refuse)) {
+      fs::path c = trim(*common);
+      git_dirs.push_back(c.is_absolute() ? c : git_dirs[0] / c);
+    }
+  } else {
+    git_dirs.push_back(kind == fs::file_type::not_found ? repo : dot_git);
+  }
+  for (auto& dir : git_dirs) {
+    auto why = untrusted_on_the_way(dir, PathRole::kTrustedDirectory);
+    if (!why) why = untrusted_in_tree(dir, kMaxGitEntries);
+    if (why)
+      throw UserError("git source " + repo.string() + ": " + *why +
+                          ", and git runs as root what the git directory's config names",
+                      "keep the repository where only you (or root) can change it, .git included "
+                      "(chmod -R go-w, no ACLs), or clone it into a directory of your own");
+  }
+}
+
+namespace {
 
 std::string resolve_commit(const fs::path& repo, const std::string& name) {
-  require_trusted_input(repo, "git source");  // before git runs there: its config names commands
+  require_trusted_git(repo);  // before git runs there: its config names commands
   auto r = proc::run(command({"git", "-C", repo.string(), "rev-parse", "--verify", "--quiet",
                                name + "^{commit}"}, 1min));
   if (!r.ok())

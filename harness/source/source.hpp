@@ -39,6 +39,12 @@ struct PreparedSource {
 };
 
 // $KSANDWICH_CACHE, or /var/cache/ksandwich, checked by check_cache_root.
+// For root, throws UserError unless the git tree REPO and its git directory (config, hooks,
+// objects: what git runs and what the source is) are no one else's to change, ACLs counted.
+void require_trusted_git(const fs::path& repo);
+// More entries than a git directory of the kernel has (~20,000 with loose objects) by far.
+inline constexpr size_t kMaxGitEntries = 1'000'000;
+
 fs::path default_cache_root();
 
 // The cache holds what root compiles, boots and kexecs: a Makefile or a kernel planted in it

@@ -13,6 +13,7 @@
 #include "storage/storage.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::storage {
 namespace {
@@ -199,6 +200,11 @@ DeviceFacts gather_facts(const fs::path& device) {
 }  // namespace
 
 void guard_device(const fs::path& device, bool allow_overwrite, const std::string& own_label) {
+  // Judged now, formatted after the kernels are built, both by its name: no one else may be
+  // able to point the name elsewhere in between (a link of theirs, a directory they may write).
+  if (auto why = untrusted_on_the_way(device, PathRole::kDevice); why && fs::exists(device))
+    throw UserError("storage.device " + device.string() + ": " + *why + ", and it would be formatted by that name",
+                    "name the device as /dev/... (or a /dev/disk/by-id/ link), not through a place others can change");
   if (auto refusal = judge_device(gather_facts(device), allow_overwrite, own_label))
     throw UserError(refusal->what, refusal->hint);
 }

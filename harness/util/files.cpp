@@ -319,7 +319,10 @@ ScopedDir::ScopedDir(fs::path path) : path_(std::move(path)) {
 }
 
 ScopedDir ScopedDir::temporary(const std::string& prefix) {
-  std::string dir = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+  // Root's in /tmp, whatever $TMPDIR says: a directory of another user's there could swap the
+  // made directory for a link between its checks and their use (eighteenth attack).
+  const fs::path base = ::geteuid() == 0 ? fs::path("/tmp") : fs::temp_directory_path();
+  std::string dir = (base / (prefix + "XXXXXX")).string();
   if (!::mkdtemp(dir.data())) throw SystemError("make a temporary directory " + dir, errno);
   return ScopedDir(dir, Adopt{});
 }

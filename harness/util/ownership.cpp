@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,14 +23,28 @@ namespace ks {
 
 namespace {
 
-// Whether GID is UID's own private group: named as UID is, UID's primary group, and no one
-// else a member (what umask 002 systems give each user).
+// Whether GID is UID's own private group (what umask 002 systems give each user): named as
+// UID is and UID's primary group, and no one else in it: no other account's primary group, and
+// no entry of that gid (the database may hold several) lists a member. Asked once per pair.
 bool private_group(uid_t uid, gid_t gid) {
-  const struct passwd* owner = ::getpwuid(uid);
-  if (!owner || owner->pw_gid != gid) return false;
-  const std::string name = owner->pw_name;  // getgrgid may reuse getpwuid's buffer
-  const struct group* group = ::getgrgid(gid);
-  return group && name == group->gr_name && (group->gr_mem == nullptr || group->gr_mem[0] == nullptr);
+  static std::mutex mutex;
+  static std::map<std::pair<uid_t, gid_t>, bool> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find({uid, gid}); it != known.end()) return it->second;
+  bool only = false;
+  if (const struct passwd* owner = ::getpwuid(uid); owner && owner->pw_gid == gid) {
+    const std::string name = owner->pw_name;  // getgrgid may reuse getpwuid's buffer
+    const struct group* group = ::getgrgid(gid);
+    only = group && name == group->gr_name;
+  }
+  ::setpwent();
+  for (const struct passwd* p = ::getpwent(); only && p; p = ::getpwent()) only = p->pw_gid != gid || p->pw_uid == uid;
+  ::endpwent();
+  ::setgrent();
+  for (const struct group* g = ::getgrent(); only && g; g = ::getgrent())
+    only = g->gr_gid != gid || g->gr_mem == nullptr || g->gr_mem[0] == nullptr;
+  ::endgrent();
+  return known[{uid, gid}] = only;
 }
 
 bool trusted_owner(uid_t uid) {
@@ -178,12 +194,34 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
         if (!trusted_dir(st)) return prefix.string() + " " + owner_text(st);
         continue;
       }
+      if (role == PathRole::kDevice) {
+        if (!S_ISBLK(st.st_mode)) return prefix.string() + " is not a block device";
+        continue;
+      }
       const bool directory_role = role == PathRole::kOwnDirectory || role == PathRole::kTrustedDirectory;
       if (dir != directory_role) return prefix.string() + (dir ? " is a directory" : " is not a directory");
       const bool owner_ok = role == PathRole::kOwnDirectory ? st.st_uid == ::geteuid() : trusted_dir(st);
       if (!owner_ok || others_may_write(st)) return prefix.string() + " " + owner_text(st);
     }
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, size_t max_entries) {
+  namespace fs = std::filesystem;
+  if (::geteuid() != 0) return std::nullopt;
+  std::error_code ec;
+  size_t entries = 0;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (++entries > max_entries)
+      return dir.string() + " holds more than " + std::to_string(max_entries) + " entries, too many to check";
+    struct stat st{};
+    if (::lstat(it->path().c_str(), &st) != 0) return it->path().string() + " cannot be examined: " + std::strerror(errno);
+    // A link's own mode means nothing; its owner could point it elsewhere.
+    if (!trusted_owner(st.st_uid) || (!S_ISLNK(st.st_mode) && others_may_write(it->path(), st)))
+      return it->path().string() + " " + owner_text(st) + (others_may_write(st) || !trusted_owner(st.st_uid) ? "" : " (an ACL lets others write)");
+  }
+  if (ec) return dir.string() + " cannot be read: " + ec.message();
   return std::nullopt;
 }
 

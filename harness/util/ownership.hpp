@@ -29,6 +29,7 @@ enum class PathRole {
   kTrustedDirectory,  // a cache: trusted_dir's owners, and no one else may write to it
   kReplacedFile,      // an output file, created exclusively and renamed over what is there
   kTrustedFile,       // a file used in place or taken at its word (a database, an experiment)
+  kDevice,            // a block device to format: its own mode is the kernel's (root:disk 0660)
 };
 
 // For root, why someone else could change what PATH leads to, as a sentence ("/a/b belongs to
@@ -42,6 +43,12 @@ enum class PathRole {
 // be resolved or examined is a reason too. For anyone else: nullopt (they write only where
 // they may).
 std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& path, PathRole role);
+
+// For root, why someone else could change what lies in the directory DIR, at any depth (a git
+// directory: its config names programs git runs, its objects are the source): the first entry
+// that is not a trusted_dir owner's, or that others may write to (ACLs counted), as a sentence;
+// nullopt when there is none, and for anyone but root. More than MAX_ENTRIES is a reason too.
+std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, size_t max_entries);
 
 // For root, an input ksandwich builds, boots or runs from (an experiment, a patch, a config,
 // a mailbox, a kernel source tarball or tree): throws UserError naming WHAT when someone else

@@ -463,7 +463,41 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   expect_error "baremetal uninstall: a FIFO where the unit goes" "was not written by ksandwich" -- \
     timeout 20 "$ks" baremetal uninstall --unit-dir "$tmp/my-units"
   if [ -n "$(find "$tmp/their-units" "$tmp/bm-decoy" -mindepth 1)" ]; then echo "FAIL: a refused baremetal command wrote"; failures=$((failures + 1)); fi
-  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl; do
+  # Eighteenth attack: a git tree of root's whose .git/config a group may write (git runs what
+  # it names: gpg.program, core.fsmonitor); a device named through another user's directory
+  # (judged, then formatted by that name later); a "private" group another account has as its
+  # primary one; $TMPDIR another user's.
+  mkdir -p "$tmp/our-repo" && git -C "$tmp/our-repo" init -q && chgrp nogroup "$tmp/our-repo/.git/config" &&
+    chmod 664 "$tmp/our-repo/.git/config"
+  jq --arg p "$tmp/our-repo" '.source = {"kind": "git", "path": $p, "commit": "HEAD"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/git-config-shared.json"
+  expect_error "run: a git source whose .git/config a group may write" "$tmp/our-repo/.git/config belongs to uid 0 and others may write" -- \
+    "$ks" run "$tmp/git-config-shared.json" --dry-run --out "$tmp/o-git-config"
+  mkdir -p "$tmp/their-dev" && mknod "$tmp/their-dev/blk" b 7 250 && chown nobody "$tmp/their-dev"
+  jq --arg d "$tmp/their-dev/blk" '.storage = {"kind": "device", "device": $d}' "$tmp/missing-device.json" >"$tmp/their-dev.json"
+  expect_error "run: a device named through another user's directory" "storage.device $tmp/their-dev/blk: $tmp/their-dev belongs to uid" -- \
+    "$ks" run "$tmp/their-dev.json" --out "$tmp/o-their-dev"
+  if unshare --mount true 2>/dev/null; then
+    cp /etc/passwd "$tmp/passwd" && cp /etc/group "$tmp/group"
+    echo "ks-alice:x:4242:4242::/nonexistent:/usr/sbin/nologin" >>"$tmp/passwd"
+    echo "ks-alice:x:4242:" >>"$tmp/group"
+    mkdir -p "$tmp/alice/sub" && chown 4242:4242 "$tmp/alice" && chmod 775 "$tmp/alice"
+    in_fake_accounts() { unshare --mount bash -c 'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"' _ "$tmp/passwd" "$tmp/group" "$@"; }
+    if in_fake_accounts env SUDO_UID=4242 SUDO_GID=4242 "$ks" junit "$bundle" --out "$tmp/alice/sub/x.xml" >/dev/null 2>&1; then
+      echo "ok   junit --out in the sudo user's private group's directory"
+    else
+      echo "FAIL junit --out in the sudo user's own private group's directory was refused"; failures=$((failures + 1))
+    fi
+    echo "ks-bob:x:4243:4242::/nonexistent:/usr/sbin/nologin" >>"$tmp/passwd"
+    expect_error "junit --out where another account has the group as its primary one" "$tmp/alice belongs to uid 4242 and others may write" -- \
+      in_fake_accounts env SUDO_UID=4242 SUDO_GID=4242 "$ks" junit "$bundle" --out "$tmp/alice/sub/y.xml"
+  else
+    echo "SKIPPED (part): no mount namespace for a private passwd"
+  fi
+  mkdir -p "$tmp/their-tmp" && chown nobody "$tmp/their-tmp"
+  TMPDIR="$tmp/their-tmp" "$ks" validate "$bundle" >/dev/null 2>&1
+  if [ -n "$(find "$tmp/their-tmp" -mindepth 1)" ]; then echo "FAIL: root made its temporary directory in \$TMPDIR of another user's"; failures=$((failures + 1)); fi
+  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl o-git-config o-their-dev; do
     if [ -e "$tmp/$o" ]; then echo "FAIL: a refused command made $tmp/$o"; failures=$((failures + 1)); fi
   done
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
