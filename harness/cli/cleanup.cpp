@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "pipeline/host_changes.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::cli {
 
@@ -28,7 +29,7 @@ void set_cleanup_command(CLI::App& app, Context& context) {
     for (auto& d : dirs) {
       auto report = pipeline::cleanup_run(d);
       for (auto& line : report.lines) fmt::print("{}\n", line);
-      fmt::print("{}: {} undone, {} skipped{}\n", d.string(), report.undone, report.skipped,
+      fmt::print("{}: {} undone, {} skipped{}\n", one_line(d.string()), report.undone, report.skipped,
                  report.lines.empty() ? " (nothing left to undo)" : "");
       failed = failed || !report.ok();
     }

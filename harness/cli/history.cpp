@@ -35,7 +35,7 @@ void set_history_command(CLI::App& app, Context& context) {
     for (auto& b : *bundles) {
       check_json_file(b, "bundle");
       auto added = history::add_bundle_file(store, b);
-      fmt::print("{}: {} run {}\n", b, added.already ? "already in the history as" : "added as", added.id);
+      fmt::print("{}: {} run {}\n", one_line(b), added.already ? "already in the history as" : "added as", added.id);
     }
     context.exit_code = 0;
   });

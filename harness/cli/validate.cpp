@@ -34,10 +34,10 @@ void set_validate_command(CLI::App& app, Context& context) {
     }
     if (!v.valid())
       throw UserError(fmt::format("{}: {} schema error(s), {} field(s) that do not follow from the raw data",
-                                  args->bundle, v.schema_errors.size(), v.recomputed_mismatches.size()),
+                                  one_line(args->bundle), v.schema_errors.size(), v.recomputed_mismatches.size()),
                       "the bundle was changed after it was written, or made by an incompatible version");
     if (args->format == "text")
-      fmt::print("{}: valid (schema, and every derived field recomputed from the raw rows)\n", args->bundle);
+      fmt::print("{}: valid (schema, and every derived field recomputed from the raw rows)\n", one_line(args->bundle));
     context.exit_code = 0;
   });
 }

@@ -25,7 +25,7 @@ using nlohmann::json;
 // read (argv[2]), so both check the same bytes.
 // One JSON object a line: {"path": "/rows/3/ops", "message": "..."}.
 constexpr const char* kSchemaCheck = R"PY(
-import json, sys
+import itertools, json, sys
 try:
     import jsonschema
 except ImportError:
@@ -35,10 +35,14 @@ schema = json.loads(sys.argv[1])
 with open(sys.argv[2], "rb") as f:
     doc = json.loads(f.read())
 validator = jsonschema.Draft202012Validator(schema)
-errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
-for e in errors:
+# The first 100 errors, each made as it is found: 500,000 wrong items took 19 s and 1.8 GB
+# when every one was made, sorted and printed.
+errors = list(itertools.islice(validator.iter_errors(doc), 101))
+for e in sorted(errors[:100], key=lambda e: [str(p) for p in e.absolute_path]):
     path = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)
     print(json.dumps({"path": path, "message": e.message[:300]}))
+if len(errors) > 100:
+    print(json.dumps({"path": "", "message": "and more errors (the first 100 are shown)"}))
 sys.exit(1 if errors else 0)
 )PY";
 
