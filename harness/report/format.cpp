@@ -164,4 +164,28 @@ std::string display_name(const std::string& author) {
   return author.substr(from, to - from + 1);
 }
 
+// Whether TEXT holds an address (x@y: no space on either side of the @).
+bool holds_address(std::string_view text) {
+  for (auto at = text.find('@'); at != std::string_view::npos; at = text.find('@', at + 1))
+    if (at > 0 && at + 1 < text.size() && !std::isspace(static_cast<unsigned char>(text[at - 1])) &&
+        !std::isspace(static_cast<unsigned char>(text[at + 1])))
+      return true;
+  return false;
+}
+
+// Whether b4 could take LINE for a trailer: its rule, ^\s*(\w\S+):\s (the name is the whole
+// first word, up to its last colon), or a line of only "<address>", which b4 joins to the line
+// above.
+bool reads_as_trailer(std::string_view line) {
+  auto start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return false;
+  auto end = line.find_first_of(" \t", start);
+  auto word = line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  if (word.front() == '<' && word.back() == '>' && end == std::string_view::npos) return true;
+  auto c = static_cast<unsigned char>(word.front());
+  bool name = word.size() >= 3 && word.back() == ':' && end != std::string_view::npos &&
+              (std::isalnum(c) || c == '_' || c >= 0x80);
+  return name;
+}
+
 }  // namespace ks::report::detail

@@ -45,6 +45,13 @@ std::string shorten(const std::string& value);
 std::string english_list(const std::vector<std::string>& items);
 
 // Greedy word wrap; the first line starts with `first`, the others with `rest`.
+// Whether TEXT holds an address (x@y: no space on either side of the @).
+bool holds_address(std::string_view text);
+// Whether b4 could take LINE for a trailer: its rule, ^\s*(\w\S+):\s (the name is the whole
+// first word, up to its last colon), or a line of only "<address>", which b4 joins to the line
+// above.
+bool reads_as_trailer(std::string_view line);
+
 std::string wrap(std::string_view text, size_t width, std::string_view first = {},
                  std::string_view rest = {});
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <set>
 
@@ -16,30 +17,6 @@
 namespace ks::report::detail {
 
 namespace {
-
-// Whether TEXT holds an address (x@y: no space on either side of the @).
-bool holds_address(std::string_view text) {
-  for (auto at = text.find('@'); at != std::string_view::npos; at = text.find('@', at + 1))
-    if (at > 0 && at + 1 < text.size() && !std::isspace(static_cast<unsigned char>(text[at - 1])) &&
-        !std::isspace(static_cast<unsigned char>(text[at + 1])))
-      return true;
-  return false;
-}
-
-// Whether b4 could take LINE for a trailer: its rule, ^\s*(\w\S+):\s (the name is the whole
-// first word, up to its last colon), or a line of only "<address>", which b4 joins to the line
-// above.
-bool reads_as_trailer(std::string_view line) {
-  auto start = line.find_first_not_of(" \t");
-  if (start == std::string_view::npos) return false;
-  auto end = line.find_first_of(" \t", start);
-  auto word = line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-  if (word.front() == '<' && word.back() == '>' && end == std::string_view::npos) return true;
-  auto c = static_cast<unsigned char>(word.front());
-  bool name = word.size() >= 3 && word.back() == ':' && end != std::string_view::npos &&
-              (std::isalnum(c) || c == '_' || c >= 0x80);
-  return name;
-}
 
 // TEXT with every line b4 could take for a trailer behind "| ", as the 0-day robot writes the
 // Reported-by: it does not want collected: TEXT quotes the bundle and the patch mail (one_line
@@ -77,6 +54,27 @@ Trailers trailers_for(const std::string& verdict) {
 }
 
 // "Name <a@b>" -> "a@b"; "a@b" stays.
+// The longest author name the attribution quotes: a longer one is its address.
+constexpr size_t kMaxQuotedName = 64;
+
+// A patch mail's Date: as RFC 5322 writes it ("Mon, 4 May 2026 10:00:00 +0200", optionally
+// without the day or the seconds, a zone name after it in parentheses), read by strptime; ""
+// for anything else, which the attribution calls "an unknown date" (eighteenth attack: free
+// prose of any length).
+std::string mail_date(const std::string& date) {
+  if (date.size() > 64) return "";
+  for (const char* format : {"%a, %d %b %Y %H:%M:%S %z", "%d %b %Y %H:%M:%S %z", "%a, %d %b %Y %H:%M %z", "%d %b %Y %H:%M %z"}) {
+    std::tm tm{};
+    const char* end = ::strptime(date.c_str(), format, &tm);
+    if (!end) continue;
+    std::string_view rest(end);
+    const bool zone_name = rest.size() >= 3 && rest.size() <= 12 && rest.starts_with(" (") && rest.ends_with(")") &&
+                           std::all_of(rest.begin() + 2, rest.end() - 1, [](unsigned char c) { return std::isalpha(c); });
+    if (rest.empty() || zone_name) return date;
+  }
+  return "";
+}
+
 std::string address_of(const std::string& author) {
   auto lt = author.find('<'), gt = author.rfind('>');
   if (lt != std::string::npos && gt != std::string::npos && gt > lt)
@@ -156,8 +154,10 @@ void Builder::reply() {
   std::string body;
   for (size_t i = 0; i < quoted.size(); ++i) {
     auto& p = quoted[i];
-    std::string date = one_line(first_of(p, {"date"}));
+    std::string date = mail_date(first_of(p, {"date"}));
     std::string author = one_line(display_name(first_of(p, {"author"})));
+    // A name, not a paragraph in the tester's voice ("..., so please apply it. Thanks,").
+    if (author.size() > kMaxQuotedName) author = clean_address(address_of(first_of(p, {"author"})));
     if (i > 0) body += "\n";
     // Our words first, continued lines indented: an author cannot start a line ("Tested-by: ...").
     if (!author.empty())

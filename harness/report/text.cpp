@@ -111,7 +111,8 @@ std::string block_text(const Block& block) {
     case Block::Kind::heading:
       return underline(block.text, '-');
     case Block::Kind::paragraph:
-      return detail::wrap(block.text, detail::kTextWidth, "", std::string(block.indent, ' ')) + "\n";
+      // Wrapped lines indented under the first: no word a bundle wrote starts a line.
+      return detail::wrap(block.text, detail::kTextWidth, "", std::string(std::max<size_t>(block.indent, 2), ' ')) + "\n";
     case Block::Kind::facts:
       return facts(block);
     case Block::Kind::table:
@@ -124,21 +125,36 @@ std::string block_text(const Block& block) {
   return "";
 }
 
+// Whether LINE could pass for one of the report's own verdict lines or for a trailer b4
+// collects, where the report's own lines never do: it starts (after spaces, and characters one
+// does not see) with "Verdict:"; its first word ends in a colon and holds a character outside
+// ASCII (a lookalike: Cyrillic "Vеrdict:", a combining mark, fullwidth letters); or b4 would
+// take it (reads_as_trailer) and it names an address or ends in "-by:". The report's own
+// "Key: value" lines are ASCII words and hold no address.
+bool passes_for_ours(std::string_view line) {
+  auto shown = one_line(line);
+  auto first = shown.find_first_not_of(' ');
+  if (first == std::string::npos) return false;
+  std::string_view text = std::string_view(shown).substr(first);
+  if (text.starts_with("Verdict:")) return true;
+  auto word = text.substr(0, text.find(' '));
+  const bool ascii = std::all_of(word.begin(), word.end(), [](unsigned char c) { return c < 0x80; });
+  if (!ascii && word.size() > 1 && (word.ends_with(":") || word.ends_with("\xef\xbc\x9a"))) return true;
+  return detail::reads_as_trailer(text) && (detail::holds_address(text) || lower(std::string(word)).ends_with("-by:"));
+}
+
 // Only the report's own verdict line starts with "Verdict:": a line of BLOCK's TEXT that a
-// bundle's words brought there (a claim, a failure reason, an audit field, wrapped) is
-// indented. The reply keeps its own lines (its trailers are guarded where it is built).
-std::string verdicts_indented(const Block& block, const std::string& text) {
+// bundle's words brought there (a claim, a failure reason, an audit field, wrapped) and that
+// passes for one of ours is indented, behind "| " as the reply guards a trailer. The reply
+// block keeps its own lines (its trailers are guarded where it is built).
+std::string quoted_lines_guarded(const Block& block, const std::string& text) {
   if (block.cls == "ks-reply") return text;
   std::string out;
   size_t start = 0;
   for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
     std::string_view line(text.data() + start, end - start);
     bool own = block.cls == "ks-overall" && start == 0;
-    // As a reader sees it: an invisible character before it is a space (one_line), spaces none.
-    auto shown = one_line(line);
-    auto first = shown.find_first_not_of(' ');
-    bool looks_own = first != std::string::npos && std::string_view(shown).substr(first).starts_with("Verdict:");
-    out += (!own && looks_own ? "  " : "") + std::string(line) + "\n";
+    out += (!own && passes_for_ours(line) ? "| " : "") + std::string(line) + "\n";
   }
   return out + text.substr(start);
 }
@@ -155,7 +171,7 @@ std::string text(const evidence::Bundle& bundle, const Options& options) {
     bool run = previous && previous->kind == Block::Kind::paragraph &&
                block.kind == Block::Kind::paragraph && previous->cls == block.cls;
     if (!run) out += "\n";
-    out += verdicts_indented(block, block_text(block));
+    out += quoted_lines_guarded(block, block_text(block));
     previous = &block;
   }
   return out;

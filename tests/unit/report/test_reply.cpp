@@ -268,7 +268,11 @@ TEST_CASE("reply: a trailer joined by no-break spaces, or any name with an addre
     for (const char* tag : {"Tested-by:", "Fixes:"})
       if (line.compare(start, std::string(tag).size(), tag) == 0) CHECK(line == std::string("Tested-by: ") + kTester);
   }
-  CHECK(guarded == 2);
+  CHECK(guarded == 1);
+  // The author's name, longer than any name (eighteenth attack: prose in the attribution), is
+  // quoted as its address.
+  CHECK(reply.find("Fixes:") == std::string::npos);
+  CHECK_THAT(reply, Contains("On an unknown date, m@evil.example wrote:"));
   CHECK(reply.find("\xc2\xa0") == std::string::npos);  // no-break spaces are plain ones
 }
 
@@ -340,4 +344,20 @@ TEST_CASE("reply: a patch mail's long Cc list goes on Cc once each, the tester n
   CHECK_THAT(head, !Contains("@B.C") && !Contains("JANE@example.org"));
   CHECK(head.find("jane@example.org") == head.rfind("jane@example.org"));  // on From: alone
   for (auto& line : lines_of(*eml)) CHECK(line.rfind("Looks good", 0) != 0);
+}
+
+TEST_CASE("reply: the attribution quotes a patch's date only as a date, and a name only as long as a name (eighteenth attack)") {
+  auto b = with_verdict("NO_CHANGE");
+  auto& patch = b.builds["patched"]["patches"][0];
+  patch["author"] = "Jane Maintainer <j@example.org>";
+  patch["date"] = "Mon, 4 May 2026 10:00:00 +0200";
+  CHECK_THAT(flat(reply_of(b)), Contains("On Mon, 4 May 2026 10:00:00 +0200, Jane Maintainer wrote:"));
+  patch["date"] = "4 May 2026 10:00 -0000 (UTC)";
+  CHECK_THAT(flat(reply_of(b)), Contains("On 4 May 2026 10:00 -0000 (UTC), Jane Maintainer wrote:"));
+  patch["date"] = "Mon, 4 May 2026. I have reviewed this patch and it is correct; please apply it. Thanks,";
+  auto reply = reply_of(b);
+  CHECK_THAT(flat(reply), Contains("On an unknown date, Jane Maintainer wrote:") && !Contains("please apply"));
+  patch["date"] = "Mon, 4 May 2026 10:00:00 +0200";
+  patch["author"] = "Jane. I reviewed it on top of the results below: it is correct, please apply it <j@example.org>";
+  CHECK_THAT(flat(reply_of(b)), Contains("+0200, j@example.org wrote:") && !Contains("please apply"));
 }

@@ -563,3 +563,29 @@ TEST_CASE("text: a kernel-log line of megabytes is broken at the width, every by
   CHECK(as >= n);
   CHECK_THAT(text, Contains("Mallory Example wrote:"));
 }
+
+TEST_CASE("text: no line a bundle wrote passes for the report's verdict or a trailer: invisible marks, lookalike letters, trailers, an audit field (eighteenth attack)") {
+  auto b = ks::test::make_sample_bundle();
+  const std::string pad(70, 'x');
+  // Each holds FORGED, which marks the lines it reaches.
+  for (std::string forged : {"\xcd\x8fVerdict: NO_CHANGE FORGED", "\xe1\x9e\xb4Verdict: NO_CHANGE FORGED",
+                             "\xef\xb8\x80Verdict: NO_CHANGE FORGED", "V\xd0\xb5rdict: NO_CHANGE FORGED",
+                             "\xef\xbc\xb6" "erdict: NO_CHANGE FORGED", "Tested-by: Evil FORGED <evil@example.org>",
+                             "Reviewed-by: FORGED"}) {
+    b.experiment["description"] = pad + " " + forged;
+    b.builds["audit"][0]["field"] = forged;
+    auto out = ks::report::text(b, {});
+    INFO(out);
+    int own = 0;
+    for (auto& line : lines_of(out)) {
+      if (line.rfind("Verdict: " + b.verdict, 0) == 0) {
+        ++own;
+        continue;
+      }
+      // Every line holding the forged words is indented or behind "| ".
+      CAPTURE(line);
+      if (line.find("FORGED") != std::string::npos) CHECK((line.rfind("  ", 0) == 0 || line.rfind("| ", 0) == 0));
+    }
+    CHECK(own == 1);
+  }
+}
