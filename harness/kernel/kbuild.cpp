@@ -552,7 +552,7 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
       }
       // A file the commit does not hold is one a patch creates.
       auto spec = in.source.identity.commit + ":" + f;
-      auto r = proc::run(command({"git", "-C", in.source.identity.origin, "cat-file", "blob", spec}, 1min));
+      auto r = proc::run(source::git_command(in.source.identity.origin, {"cat-file", "blob", spec}, 1min));
       if (!r.ok()) continue;
       fs::create_directories((tree / f).parent_path());
       write_file(tree / f, r.out);

@@ -32,19 +32,16 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kStateFile = "bisect.json";
 
 std::string git(const std::string& repo, std::vector<std::string> args) {
-  source::require_trusted_git(repo);  // before git runs there: its config names commands
-  args.insert(args.begin(), {"git", "-C", repo});
-  auto r = proc::run(proc::command(args, 10min));
+  auto r = proc::run(source::git_command(repo, args, 10min));
   if (!r.ok())
-    throw UserError("git " + join(std::vector<std::string>(args.begin() + 3, args.end()), " ") + " in " +
+    throw UserError("git " + join(args, " ") + " in " +
                         repo + " failed: " + trim(r.err),
                     "check the experiment's source.path is a git tree holding both commits");
   return r.out;
 }
 
 bisect::Commit resolve(const std::string& repo, const std::string& name, const char* option) {
-  source::require_trusted_git(repo);
-  auto r = proc::run(proc::command({"git", "-C", repo, "rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
+  auto r = proc::run(source::git_command(repo, {"rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
   if (!r.ok())
     throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,
                     "name a commit, tag or branch of the experiment's git source (git -C " + shell_quote(repo) + " log --oneline)");
@@ -54,7 +51,7 @@ bisect::Commit resolve(const std::string& repo, const std::string& name, const c
 
 std::vector<bisect::Commit> commits_between(const std::string& repo, const bisect::Commit& good,
                                             const bisect::Commit& bad) {
-  if (!proc::run(proc::command({"git", "-C", repo, "merge-base", "--is-ancestor", good.sha, bad.sha}, 1min)).ok())
+  if (!proc::run(source::git_command(repo, {"merge-base", "--is-ancestor", good.sha, bad.sha}, 1min)).ok())
     throw UserError("--good " + good.sha.substr(0, 12) + " is not an ancestor of --bad " + bad.sha.substr(0, 12),
                     "give a good commit older than the bad one, on its history");
   std::vector<bisect::Commit> out;

@@ -290,8 +290,7 @@ void require_own_run_dir(const fs::path& out_dir) {
                           " (a symbolic link or another kind of file)",
                       "name a run's output directory as its run left it; `run` makes it, its logs/ and points/");
     if (st.st_uid != ::geteuid() || others_may_write(path, st))
-      throw UserError(path.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                          (others_may_write(path, st) ? " and others may write to it" : ""),
+      throw UserError(path.string() + " " + owner_text(path, st),
                       "choose a new --out DIR (the run makes it), or one you own that only you may write to");
   }
 }

@@ -76,6 +76,12 @@ struct Pipe {
   dup2(out_fd, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
   if (cmd.cwd && chdir(cmd.cwd->c_str()) != 0) _exit(126);
+  for (auto& prefix : cmd.unset_env_prefixes) {
+    std::vector<std::string> names;
+    for (char** e = environ; *e; ++e)
+      if (std::string_view kv(*e); kv.starts_with(prefix)) names.emplace_back(kv.substr(0, kv.find('=')));
+    for (auto& name : names) unsetenv(name.c_str());
+  }
   for (auto& [k, v] : cmd.env) setenv(k.c_str(), v.c_str(), 1);
   std::vector<char*> argv;
   for (auto& a : cmd.argv) argv.push_back(const_cast<char*>(a.c_str()));

@@ -17,6 +17,7 @@ struct Command {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   std::optional<std::filesystem::path> cwd;
   std::vector<std::pair<std::string, std::string>> env;  // added to the inherited environment
+  std::vector<std::string> unset_env_prefixes;  // variables removed from it, by prefix ("GIT_")
   // When set, stdout and stderr go to this file (appended) instead of being captured:
   // for long, chatty commands such as make and qemu.
   std::optional<std::filesystem::path> log_file;

@@ -22,7 +22,7 @@ namespace ks::source {
 using namespace std::chrono_literals;
 using proc::command;
 
-void require_trusted_git(const fs::path& repo) {
+fs::path require_trusted_git(const fs::path& repo) {
   require_trusted_input(repo, "git source");
   // The git directory: .git, the one a .git file names (a worktree's, with its common one), or
   // the tree itself (bare). Git's own check (safe.directory) asks only who owns it.
@@ -31,6 +31,9 @@ void require_trusted_git(const fs::path& repo) {
   const auto dot_git = repo / ".git";
   const auto kind = fs::symlink_status(dot_git, ec).type();
   if (kind == fs::file_type::regular) {
+    if (auto why = untrusted_on_the_way(dot_git, PathRole::kTrustedFile))
+      throw UserError("git source " + repo.string() + ": " + *why + ", and it names the git directory git reads",
+                      "keep the repository where only you (or root) can change it");
     auto text = trim(read_regular_file(dot_git, 4096, Links::refuse).value_or(""));
     if (!text.starts_with("gitdir: "))
       throw UserError("git source " + repo.string() + ": " + dot_git.string() + " is not a gitdir: file", "name a git tree");
@@ -52,14 +55,21 @@ void require_trusted_git(const fs::path& repo) {
                       "keep the repository where only you (or root) can change it, .git included "
                       "(chmod -R go-w, no ACLs), or clone it into a directory of your own");
   }
+  return git_dirs.front();
+}
+
+proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv{"git", "--git-dir=" + require_trusted_git(repo).string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto cmd = command(argv, timeout);
+  cmd.unset_env_prefixes = {"GIT_"};
+  return cmd;
 }
 
 namespace {
 
 std::string resolve_commit(const fs::path& repo, const std::string& name) {
-  require_trusted_git(repo);  // before git runs there: its config names commands
-  auto r = proc::run(command({"git", "-C", repo.string(), "rev-parse", "--verify", "--quiet",
-                               name + "^{commit}"}, 1min));
+  auto r = proc::run(git_command(repo, {"rev-parse", "--verify", "--quiet", name + "^{commit}"}, 1min));
   if (!r.ok())
     throw UserError("git source " + repo.string() + ": no commit named `" + name + "`",
                     "name a commit, tag or branch that exists in that tree (git -C " +
@@ -90,8 +100,7 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
   fs::create_directories(staging);
   if (source.kind == "git") {
     auto tar = into / "source.tar";
-    proc::run_checked(command({"git", "-C", id.origin, "archive", "--format=tar",
-                                "-o", tar.string(), id.commit}, 30min));
+    proc::run_checked(git_command(id.origin, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min));
     proc::run_checked(command({"tar", "-xf", tar.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     fs::remove(tar);
   } else {
@@ -164,7 +173,7 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
       refuse(entry.path().string() + " is a symbolic link",
              "a link could lead anywhere: move the folder itself there, or point the cache at the other disk");
     if (!trusted_dir(st) || others_may_write(entry.path(), st))
-      refuse(entry.path().string() + " " + owner_text(st) + (others_may_write(st) ? "" : " (an ACL lets others write)"));
+      refuse(entry.path().string() + " " + owner_text(entry.path(), st));
   }
   return real;
 }
@@ -220,13 +229,13 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   require_git_for_commit(base.kind);  // a git identity always carries its resolved commit
   CommitDiff d;
   d.commit = resolve_commit(base.origin, name);
-  d.subject = trim(proc::run_checked(command({"git", "-C", base.origin, "log", "-1", "--format=%s", d.commit}, 1min)).out);
+  d.subject = trim(proc::run_checked(git_command(base.origin, {"log", "-1", "--format=%s", d.commit}, 1min)).out);
   // The same text from any clone and any user's git config (it is hashed into the kernel's
   // cache key): full blob ids, fixed prefixes and algorithm, no renames, colour or drivers,
   // and hunk headers without the function git names after them, which follows the
   // checked-out .gitattributes (diff=cpp) and so differs between a clone with a work tree
   // and one without.
-  auto raw = proc::run_checked(command({"git", "-C", base.origin, "-c", "diff.suppressBlankEmpty=false", "diff",
+  auto raw = proc::run_checked(git_command(base.origin, {"-c", "diff.suppressBlankEmpty=false", "diff",
                                         "--full-index", "--no-renames", "--no-color", "--no-ext-diff",
                                         "--no-textconv", "--no-relative", "--diff-algorithm=myers",
                                         "--indent-heuristic", "-U3", "--inter-hunk-context=0", "-O/dev/null",
@@ -312,7 +321,7 @@ PreparedSource find(const experiment::KernelSource& source, const fs::path& cach
   auto id = identify(source);
   if (auto found = unpacked(id, cache_root / "source")) return *found;
   if (id.kind == "git") {
-    auto r = proc::run(command({"git", "-C", id.origin, "show", id.commit + ":Makefile"}, 1min));
+    auto r = proc::run(git_command(id.origin, {"show", id.commit + ":Makefile"}, 1min));
     if (r.ok()) id.version = kernel_version_from_makefile(r.out);
   }
   return {id, {}};

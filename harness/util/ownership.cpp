@@ -111,6 +111,11 @@ std::string owner_text(const struct stat& st) {
   return "belongs to uid " + std::to_string(st.st_uid) + (others_may_write(st) ? " and others may write to it" : "");
 }
 
+std::string owner_text(const std::filesystem::path& path, const struct stat& st) {
+  if (others_may_write(st) || !others_may_write(path, st)) return owner_text(st);
+  return "belongs to uid " + std::to_string(st.st_uid) + " and others may write to it (an ACL)";
+}
+
 namespace {
 
 // The first symbolic link met while following PATH as the kernel does, one name at a time
@@ -219,7 +224,7 @@ std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, s
     if (::lstat(it->path().c_str(), &st) != 0) return it->path().string() + " cannot be examined: " + std::strerror(errno);
     // A link's own mode means nothing; its owner could point it elsewhere.
     if (!trusted_owner(st.st_uid) || (!S_ISLNK(st.st_mode) && others_may_write(it->path(), st)))
-      return it->path().string() + " " + owner_text(st) + (others_may_write(st) || !trusted_owner(st.st_uid) ? "" : " (an ACL lets others write)");
+      return it->path().string() + " " + owner_text(it->path(), st);
   }
   if (ec) return dir.string() + " cannot be read: " + ec.message();
   return std::nullopt;

@@ -56,7 +56,9 @@ std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, s
 // place). Bundles and reports are read from anyone: this is not for them.
 void require_trusted_input(const std::filesystem::path& path, const std::string& what);
 
-// "belongs to uid N" and, when others may write to it, " and others may write to it".
+// "belongs to uid N" and, when others may write to it, " and others may write to it" (with
+// PATH, an ACL counted: " (an ACL)").
 std::string owner_text(const struct stat& st);
+std::string owner_text(const std::filesystem::path& path, const struct stat& st);
 
 }  // namespace ks

@@ -444,7 +444,7 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
       "$ks" run default --dry-run --out "$tmp/dacl/o-dacl"
     expect_error "submit --dir under a default ACL" "$tmp/dacl has an ACL" -- \
       "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/default.json" --dir "$tmp/dacl/sub"
-    expect_error "a cache whose build/ has an ACL" "an ACL lets others write" -- \
+    expect_error "a cache whose build/ has an ACL" "others may write to it (an ACL)" -- \
       env KSANDWICH_CACHE="$tmp/cacl" "$ks" run default --dry-run --out "$tmp/o-cacl"
     if [ -n "$(ls -A "$tmp/dacl")" ]; then echo "FAIL: a refused command made $(ls "$tmp/dacl")"; failures=$((failures + 1)); fi
   else
@@ -473,6 +473,31 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
     "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/git-config-shared.json"
   expect_error "run: a git source whose .git/config a group may write" "$tmp/our-repo/.git/config belongs to uid 0 and others may write" -- \
     "$ks" run "$tmp/git-config-shared.json" --dry-run --out "$tmp/o-git-config"
+  # Nineteenth attack: git looked above a tree with no .git (another user's bare repository
+  # planted in a sticky parent), and took GIT_DIR from root's environment: either way a
+  # repository no one checked, whose config names programs. Each of them holds HEAD~1; the
+  # tree root named holds one commit, or none.
+  commit_in() { git -C "$1" -c user.name=t -c user.email=t@t commit -q --allow-empty -m "$2"; }
+  mkdir -p "$tmp/sticky-git" "$tmp/nb-src" && chmod 1777 "$tmp/sticky-git" && chown nobody "$tmp/nb-src"
+  setpriv --reuid 65534 --regid 65534 --clear-groups sh -c "cd '$tmp/nb-src' && git init -q --bare planted.git &&
+    git clone -q planted.git work 2>/dev/null && cd work && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m one &&
+    git -c user.name=t -c user.email=t@t commit -q --allow-empty -m two && git push -q origin HEAD 2>/dev/null &&
+    cp -r ../planted.git/HEAD ../planted.git/config ../planted.git/objects ../planted.git/refs '$tmp/sticky-git/'"
+  mkdir "$tmp/sticky-git/linux"
+  if git -C "$tmp/sticky-git/linux" rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
+    jq --arg p "$tmp/sticky-git/linux" '.source = {"kind": "git", "path": $p, "commit": "HEAD~1"}' \
+      "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/git-above.json"
+    expect_error "run: a tree with no .git in a sticky directory another user made a bare repository" "no commit named" -- \
+      "$ks" run "$tmp/git-above.json" --dry-run --out "$tmp/o-git-above"
+  else
+    echo "SKIPPED (part): this git does not find a bare repository above a tree (safe.bareRepository)"
+  fi
+  mkdir -p "$tmp/one-commit" "$tmp/two-commits" && git -C "$tmp/one-commit" init -q && commit_in "$tmp/one-commit" one &&
+    git -C "$tmp/two-commits" init -q && commit_in "$tmp/two-commits" one && commit_in "$tmp/two-commits" two
+  jq --arg p "$tmp/one-commit" '.source = {"kind": "git", "path": $p, "commit": "HEAD~1"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/git-env.json"
+  expect_error "run: GIT_DIR in root's environment names another repository" "no commit named" -- \
+    env GIT_DIR="$tmp/two-commits/.git" "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-env"
   mkdir -p "$tmp/their-dev" && mknod "$tmp/their-dev/blk" b 7 250 && chown nobody "$tmp/their-dev"
   jq --arg d "$tmp/their-dev/blk" '.storage = {"kind": "device", "device": $d}' "$tmp/missing-device.json" >"$tmp/their-dev.json"
   expect_error "run: a device named through another user's directory" "storage.device $tmp/their-dev/blk: $tmp/their-dev belongs to uid" -- \
@@ -497,7 +522,7 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   mkdir -p "$tmp/their-tmp" && chown nobody "$tmp/their-tmp"
   TMPDIR="$tmp/their-tmp" "$ks" validate "$bundle" >/dev/null 2>&1
   if [ -n "$(find "$tmp/their-tmp" -mindepth 1)" ]; then echo "FAIL: root made its temporary directory in \$TMPDIR of another user's"; failures=$((failures + 1)); fi
-  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl o-git-config o-their-dev; do
+  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl o-git-config o-their-dev o-git-above o-git-env; do
     if [ -e "$tmp/$o" ]; then echo "FAIL: a refused command made $tmp/$o"; failures=$((failures + 1)); fi
   done
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
