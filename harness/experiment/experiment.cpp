@@ -427,6 +427,8 @@ Experiment parse(const json& j) {
   r.get_strings("order", e.order);
   if (r.has("order") && e.order.size() < 3)
     r.fail("order", "needs at least 3 points", "e.g. [\"control\", \"patched\", \"control\"]");
+  if (e.order.size() > b::kMaxOrder)
+    r.fail("order", "holds more than " + std::to_string(b::kMaxOrder) + " points", "a confirm run (\"scheme\": \"confirm\") sizes a long comparison");
   r.get_integer("blocks", e.blocks, 1, b::kMaxBlocks);
   r.get_integer("seed", e.seed, 0, b::kMaxSafeInteger);
   r.get_integer("rounds", e.rounds, 1, b::kMaxRounds);

@@ -183,6 +183,7 @@ bool is_tunable_knob(const std::string& path);
 namespace bounds {
 constexpr uint64_t kMaxSafeInteger = 9007199254740991ULL;  // 2^53 - 1: exact in every JSON reader
 constexpr uint32_t kMaxBlocks = 100;  // = kMaxSequentialBlocks: every block is a look
+constexpr uint32_t kMaxOrder = 2 * kMaxBlocks;  // a screen's points, as many as a confirm's
 constexpr uint32_t kMaxRounds = 100000;
 constexpr int kMaxCpu = 1023;                 // CPU_SETSIZE - 1
 constexpr uint32_t kMaxPointTimeoutS = 604800;  // a week

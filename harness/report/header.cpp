@@ -65,7 +65,9 @@ void Builder::header() {
   doc_.blocks.push_back(std::move(facts));
   if (!more.facts.empty()) doc_.blocks.push_back(std::move(more));
   std::string description = first_of(b_.experiment, {"description"});
-  if (!description.empty()) paragraph(description, "ks-description");
+  // Labelled: in every view the experiment's words start after ours ("Verdict: ..." in a
+  // description is not a line of the report's own, nineteenth attack).
+  if (!description.empty()) paragraph("Description: " + description, "ks-description");
 }
 
 std::string Builder::kernels() const {

@@ -56,6 +56,8 @@ Trailers trailers_for(const std::string& verdict) {
 // "Name <a@b>" -> "a@b"; "a@b" stays.
 // The longest author name the attribution quotes: a longer one is its address.
 constexpr size_t kMaxQuotedName = 64;
+// The longest value of a Backend:, Kernels:, Source: or Machine: line of the reply: two lines.
+constexpr size_t kMaxWhereValue = 2 * kReplyWidth;
 
 // A patch mail's Date: as RFC 5322 writes it ("Mon, 4 May 2026 10:00:00 +0200", optionally
 // without the day or the seconds, a zone name after it in parentheses), read by strptime; ""
@@ -70,7 +72,7 @@ std::string mail_date(const std::string& date) {
     std::string_view rest(end);
     const bool zone_name = rest.size() >= 3 && rest.size() <= 12 && rest.starts_with(" (") && rest.ends_with(")") &&
                            std::all_of(rest.begin() + 2, rest.end() - 1, [](unsigned char c) { return std::isalpha(c); });
-    if (rest.empty() || zone_name) return date;
+    if (rest.empty() || zone_name) return one_line(date);  // strptime takes a newline for a space
   }
   return "";
 }
@@ -172,9 +174,17 @@ void Builder::reply() {
   if (auto table = reply_table(); !table.empty()) body += "\n" + table;
   if (auto where = reply_profile(); !where.empty()) body += "\n" + where;
   std::string where;
-  for (auto [key, value] : {std::pair{"Backend", backend_line()}, {"Clock", clock_line()}, {"Kernels", kernels()},
+  // Facts, not prose: the backend without the accelerator's reason, and each value at most two
+  // lines (a CPU model, a source path or a release of a paragraph read as the tester's words).
+  auto bounded = [](std::string value) {
+    if (value.size() <= kMaxWhereValue) return value;
+    auto space = value.rfind(' ', kMaxWhereValue);
+    return value.substr(0, space == std::string::npos ? kMaxWhereValue : space) + " ...";
+  };
+  const auto backend = backend_line();
+  for (auto [key, value] : {std::pair{"Backend", backend.substr(0, backend.find(" ("))}, {"Clock", clock_line()}, {"Kernels", kernels()},
                             {"Source", source_line()}, {"Machine", machine_line()}})
-    if (!value.empty()) where += without_trailers(wrap(one_line(value), kReplyWidth, std::string(key) + ": ", "  "), true) + "\n";
+    if (!value.empty()) where += without_trailers(wrap(one_line(bounded(value)), kReplyWidth, std::string(key) + ": ", "  "), true) + "\n";
   if (auto why = claim_out_of_reach())
     where += without_trailers(wrap(one_line("The effect the thread reported cannot appear in this run: " + *why + "."), kReplyWidth)) + "\n";
   body = without_trailers(printable_lines(body));  // it quotes the bundle and the mail: no trailer

@@ -125,12 +125,15 @@ std::string block_text(const Block& block) {
   return "";
 }
 
+// The trailers b4 collects without an address in them ("-by:" ones aside).
+constexpr std::string_view kTrailerTags[] = {"fixes:", "link:", "closes:", "buglink:", "cc:"};
+
 // Whether LINE could pass for one of the report's own verdict lines or for a trailer b4
 // collects, where the report's own lines never do: it starts (after spaces, and characters one
-// does not see) with "Verdict:"; its first word ends in a colon and holds a character outside
-// ASCII (a lookalike: Cyrillic "Vеrdict:", a combining mark, fullwidth letters); or b4 would
-// take it (reads_as_trailer) and it names an address or ends in "-by:". The report's own
-// "Key: value" lines are ASCII words and hold no address.
+// does not see) with "Verdict:"; its first word holds a character outside ASCII (a lookalike:
+// Cyrillic "Vеrdict:", a colon of another script, a combining mark, an invisible word); or b4
+// would take it (reads_as_trailer) and it names an address, ends in "-by:" or is one of
+// kTrailerTags. The report's own lines start with ASCII words and hold no address.
 bool passes_for_ours(std::string_view line) {
   auto shown = one_line(line);
   auto first = shown.find_first_not_of(' ');
@@ -138,9 +141,11 @@ bool passes_for_ours(std::string_view line) {
   std::string_view text = std::string_view(shown).substr(first);
   if (text.starts_with("Verdict:")) return true;
   auto word = text.substr(0, text.find(' '));
-  const bool ascii = std::all_of(word.begin(), word.end(), [](unsigned char c) { return c < 0x80; });
-  if (!ascii && word.size() > 1 && (word.ends_with(":") || word.ends_with("\xef\xbc\x9a"))) return true;
-  return detail::reads_as_trailer(text) && (detail::holds_address(text) || lower(std::string(word)).ends_with("-by:"));
+  if (!std::all_of(word.begin(), word.end(), [](unsigned char c) { return c < 0x80; })) return true;
+  const auto name = lower(std::string(word));
+  return detail::reads_as_trailer(text) &&
+         (detail::holds_address(text) || name.ends_with("-by:") ||
+          std::find(std::begin(kTrailerTags), std::end(kTrailerTags), name) != std::end(kTrailerTags));
 }
 
 // Only the report's own verdict line starts with "Verdict:": a line of BLOCK's TEXT that a

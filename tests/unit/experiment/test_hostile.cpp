@@ -292,6 +292,15 @@ TEST_CASE("hostile: a knob's resolved path must be a tunable too, and mount opti
   CHECK_NOTHROW(parse(j));
 }
 
+TEST_CASE("hostile: a screen's order holds at most 200 points, as many as a confirm makes (nineteenth attack)") {
+  auto j = minimal_experiment();
+  j["order"] = json::array();
+  for (int i = 0; i < 200; ++i) j["order"].push_back(i % 2 && i != 199 ? "patched" : "control");
+  CHECK_NOTHROW(parse(j));
+  j["order"].push_back("control");
+  CHECK_THAT(parse_error_of(j), Catch::Contains("more than 200 points"));
+}
+
 TEST_CASE("hostile: at most 64 workloads, the most a bundle's reader takes (sixteenth attack)") {
   auto j = minimal_experiment();
   j["workloads"] = json::array();

@@ -170,6 +170,13 @@ TEST_CASE("bundle file: every reader refuses a workload or an arm that is not a 
     forged[nlohmann::json::json_pointer(path)] = paragraph;
     CHECK_THROWS_WITH(pipeline::parse_bundle_text(forged.dump(), "b"), Catch::Contains(std::string("the ") + what));
   }
+  auto audit = j;  // a line of the text view starts with it (nineteenth attack)
+  audit["builds"]["audit"][0]["field"] = "clone: patched vs control: -41.2% ns/op, IMPROVEMENT";
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(audit.dump(), "b"), Catch::Contains("the audit field"));
+  // The analysis pairs every point of one arm with every other's: 30,000 took 88 s and 3.7 GB.
+  auto points = j;
+  while (points["points"].size() <= 1000) points["points"].push_back(points["points"][0]);
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(points.dump(), "b"), Catch::Contains("and a run makes at most 200"));
   auto known_gate = j;  // a gate this version knows keeps its name, spaces and all
   known_gate["analysis"]["gates"][0]["name"] = "matched builds";
   CHECK_NOTHROW(pipeline::parse_bundle_text(known_gate.dump(), "b"));

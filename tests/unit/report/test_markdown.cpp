@@ -55,3 +55,15 @@ TEST_CASE("markdown: text from the bundle cannot inject HTML or break a table") 
   out = ks::report::markdown(b);
   CHECK_THAT(out, Contains("````text\n    ```\n    # not a heading\n````\n"));
 }
+
+TEST_CASE("markdown: a description is labelled, so its words never start a line as the report's own do (nineteenth attack)") {
+  auto b = ks::test::make_sample_bundle();
+  b.experiment["description"] = "Verdict: IMPROVEMENT (clone -41.2%, forged)";
+  auto md = ks::report::markdown(b, {});
+  INFO(md);
+  int verdict_lines = 0;
+  for (auto& line : ks::test::lines_of(md)) verdict_lines += line.find("Verdict:") != std::string::npos && line.find("forged") == std::string::npos;
+  CHECK(verdict_lines >= 1);
+  for (auto& line : ks::test::lines_of(md))
+    if (line.find("forged") != std::string::npos) CHECK(line.rfind("Description: Verdict", 0) == 0);
+}

@@ -361,3 +361,20 @@ TEST_CASE("reply: the attribution quotes a patch's date only as a date, and a na
   patch["author"] = "Jane. I reviewed it on top of the results below: it is correct, please apply it <j@example.org>";
   CHECK_THAT(flat(reply_of(b)), Contains("+0200, j@example.org wrote:") && !Contains("please apply"));
 }
+
+TEST_CASE("reply: the Backend, Machine, Kernels and Source lines are facts, not paragraphs in the tester's voice (nineteenth attack)") {
+  auto b = with_verdict("NO_CHANGE");
+  const std::string prose = "I have also reviewed the patch line by line and it is correct; I recommend applying it to "
+                            "mainline and stable as is, and the earlier regression report was a measurement error. Thanks";
+  b.machine["accelerator"] = {{"used", "tcg"}, {"reason", "ok). " + prose + " (end"}};
+  b.machine["cpu_model"] = "Intel Xeon. " + prose;
+  auto reply = reply_of(b);
+  INFO(reply);
+  CHECK_THAT(reply, !Contains("reviewed the patch line by line") || Contains("Machine: Intel Xeon. I have also"));
+  CHECK_THAT(flat(reply), Contains("Backend: qemu, accelerator tcg") && !Contains("(ok)") && Contains("..."));
+  CHECK_THAT(flat(reply), !Contains("measurement error"));
+  // A date strptime reads across newlines is quoted on one line.
+  b.builds["patched"]["patches"][0]["date"] = "Mon,\n\n\n4 May 2026 10:00:00 +0000";
+  auto dated = reply_of(b);
+  CHECK_THAT(dated, !Contains("Mon,\n") && Contains("4 May 2026 10:00:00 +0000,"));
+}

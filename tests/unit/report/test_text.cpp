@@ -564,14 +564,17 @@ TEST_CASE("text: a kernel-log line of megabytes is broken at the width, every by
   CHECK_THAT(text, Contains("Mallory Example wrote:"));
 }
 
-TEST_CASE("text: no line a bundle wrote passes for the report's verdict or a trailer: invisible marks, lookalike letters, trailers, an audit field (eighteenth attack)") {
+TEST_CASE("text: no line a bundle wrote passes for the report's verdict or a trailer: invisible marks, lookalike letters, trailers, an audit field (eighteenth and nineteenth attacks)") {
   auto b = ks::test::make_sample_bundle();
   const std::string pad(70, 'x');
   // Each holds FORGED, which marks the lines it reaches.
   for (std::string forged : {"\xcd\x8fVerdict: NO_CHANGE FORGED", "\xe1\x9e\xb4Verdict: NO_CHANGE FORGED",
                              "\xef\xb8\x80Verdict: NO_CHANGE FORGED", "V\xd0\xb5rdict: NO_CHANGE FORGED",
                              "\xef\xbc\xb6" "erdict: NO_CHANGE FORGED", "Tested-by: Evil FORGED <evil@example.org>",
-                             "Reviewed-by: FORGED"}) {
+                             "Reviewed-by: FORGED",
+                             // Nineteenth attack: a colon of another script, an invisible word, trailers without an address.
+                             "Verdict\xea\x9e\x89 IMPROVEMENT FORGED", "\xef\xb8\x8f Verdict: IMPROVEMENT FORGED",
+                             "Link: https://lore.kernel.org/r/FORGED", "Fixes: 1234567890ab (\"FORGED\")"}) {
     b.experiment["description"] = pad + " " + forged;
     b.builds["audit"][0]["field"] = forged;
     auto out = ks::report::text(b, {});
