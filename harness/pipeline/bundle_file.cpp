@@ -31,7 +31,7 @@ namespace {
 constexpr size_t kMaxBundleFile = size_t(16) << 20;
 constexpr size_t kMaxInflated = size_t(16) << 20;
 
-// Five times what a run makes (a bare-metal point rerun after a crash adds none).
+// Five times the points a run plans: room to spare, none for a bomb.
 constexpr size_t kMaxPoints = 5 * experiment::bounds::kMaxOrder;
 
 constexpr const char* kNotABundleHint = "check it is the bundle.json of a run (ksandwich validate says more)";

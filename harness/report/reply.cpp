@@ -53,7 +53,6 @@ Trailers trailers_for(const std::string& verdict) {
   return {"", false, false};
 }
 
-// "Name <a@b>" -> "a@b"; "a@b" stays.
 // The longest author name the attribution quotes: a longer one is its address.
 constexpr size_t kMaxQuotedName = 64;
 // The longest value of a Backend:, Kernels:, Source: or Machine: line of the reply: two lines.
@@ -77,6 +76,7 @@ std::string mail_date(const std::string& date) {
   return "";
 }
 
+// "Name <a@b>" -> "a@b"; "a@b" stays.
 std::string address_of(const std::string& author) {
   auto lt = author.find('<'), gt = author.rfind('>');
   if (lt != std::string::npos && gt != std::string::npos && gt > lt)
