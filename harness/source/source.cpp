@@ -39,16 +39,25 @@ fs::path require_trusted_git(const fs::path& repo) {
       throw UserError("git source " + repo.string() + ": " + dot_git.string() + " is not a gitdir: file", "name a git tree");
     fs::path dir = text.substr(8);
     git_dirs.push_back(dir.is_absolute() ? dir : repo / dir);
-    if (auto common = read_regular_file(git_dirs[0] / "commondir", 4096, Links::refuse)) {
-      fs::path c = trim(*common);
-      git_dirs.push_back(c.is_absolute() ? c : git_dirs[0] / c);
-    }
   } else {
     git_dirs.push_back(kind == fs::file_type::not_found ? repo : dot_git);
+  }
+  // A commondir (a worktree's, or planted in any git directory) is where git takes the config,
+  // refs and objects from: checked too, wherever it is found.
+  if (auto common = read_regular_file(git_dirs[0] / "commondir", 4096, Links::refuse)) {
+    fs::path c = trim(*common);
+    git_dirs.push_back(c.is_absolute() ? c : git_dirs[0] / c);
   }
   for (auto& dir : git_dirs) {
     auto why = untrusted_on_the_way(dir, PathRole::kTrustedDirectory);
     if (!why) why = untrusted_in_tree(dir, kMaxGitEntries);
+    // A config that includes another file reads a file no one checked (include.path, includeIf).
+    if (!why && fs::exists(dir / "config")) {
+      auto includes = command({"git", "config", "--file", (dir / "config").string(), "--name-only", "--get-regexp", "^include"}, 1min);
+      includes.unset_env_prefixes = {"GIT_", "XDG_"};
+      if (proc::run(includes).ok())
+        why = (dir / "config").string() + " includes other files (include.path, includeIf), which no one checked";
+    }
     if (why)
       throw UserError("git source " + repo.string() + ": " + *why +
                           ", and git runs as root what the git directory's config names",
@@ -59,10 +68,16 @@ fs::path require_trusted_git(const fs::path& repo) {
 }
 
 proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
-  std::vector<std::string> argv{"git", "--git-dir=" + require_trusted_git(repo).string()};
+  const auto git_dir = require_trusted_git(repo);
+  // No configuration but the repository's own (none of the caller's: $HOME, $XDG_CONFIG_HOME,
+  // /etc), no attributes file of theirs, and the git directory as the current one: git takes
+  // the current directory for the work tree, and a .gitattributes there changes a diff.
+  std::vector<std::string> argv{"git", "--git-dir=" + git_dir.string(), "-c", "core.attributesFile=/dev/null"};
   argv.insert(argv.end(), args.begin(), args.end());
   auto cmd = command(argv, timeout);
-  cmd.unset_env_prefixes = {"GIT_"};
+  cmd.unset_env_prefixes = {"GIT_", "XDG_"};
+  cmd.env = {{"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"HOME", "/nonexistent"}};
+  cmd.cwd = git_dir;
   return cmd;
 }
 

@@ -202,7 +202,7 @@ DeviceFacts gather_facts(const fs::path& device) {
 void guard_device(const fs::path& device, bool allow_overwrite, const std::string& own_label) {
   // Judged now, formatted after the kernels are built, both by its name: no one else may be
   // able to point the name elsewhere in between (a link of theirs, a directory they may write).
-  if (auto why = untrusted_on_the_way(device, PathRole::kDevice); why && fs::exists(device))
+  if (auto why = untrusted_on_the_way(device, PathRole::kDevice))
     throw UserError("storage.device " + device.string() + ": " + *why + ", and it would be formatted by that name",
                     "name the device as /dev/... (or a /dev/disk/by-id/ link), not through a place others can change");
   if (auto refusal = judge_device(gather_facts(device), allow_overwrite, own_label))

@@ -222,9 +222,16 @@ std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, s
       return dir.string() + " holds more than " + std::to_string(max_entries) + " entries, too many to check";
     struct stat st{};
     if (::lstat(it->path().c_str(), &st) != 0) return it->path().string() + " cannot be examined: " + std::strerror(errno);
-    // A link's own mode means nothing; its owner could point it elsewhere.
+    // A link's own mode means nothing; its owner could point it elsewhere, and what it leads
+    // to (outside the tree, never walked) is judged as the way to any file is.
     if (!trusted_owner(st.st_uid) || (!S_ISLNK(st.st_mode) && others_may_write(it->path(), st)))
       return it->path().string() + " " + owner_text(it->path(), st);
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code kind_ec;
+      if (fs::is_directory(it->path(), kind_ec))
+        return it->path().string() + " is a symbolic link to a directory, which is not looked into";
+      if (auto why = untrusted_on_the_way(it->path(), PathRole::kTrustedFile)) return *why;
+    }
   }
   if (ec) return dir.string() + " cannot be read: " + ec.message();
   return std::nullopt;

@@ -478,6 +478,7 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   # repository no one checked, whose config names programs. Each of them holds HEAD~1; the
   # tree root named holds one commit, or none.
   commit_in() { git -C "$1" -c user.name=t -c user.email=t@t commit -q --allow-empty -m "$2"; }
+  chmod 711 "$tmp"  # nobody may pass through (never list or write) to what is theirs below
   mkdir -p "$tmp/sticky-git" "$tmp/nb-src" && chmod 1777 "$tmp/sticky-git" && chown nobody "$tmp/nb-src"
   setpriv --reuid 65534 --regid 65534 --clear-groups sh -c "cd '$tmp/nb-src' && git init -q --bare planted.git &&
     git clone -q planted.git work 2>/dev/null && cd work && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m one &&
@@ -498,6 +499,20 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
     "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/git-env.json"
   expect_error "run: GIT_DIR in root's environment names another repository" "no commit named" -- \
     env GIT_DIR="$tmp/two-commits/.git" "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-env"
+  # Twentieth attack: a config including a file another user can change, a commondir naming
+  # their repository, and $XDG_CONFIG_HOME of theirs: each a configuration git read unchecked.
+  mkdir -p "$tmp/their-conf" && chown nobody "$tmp/their-conf" && : >"$tmp/their-conf/evil.conf"
+  git -C "$tmp/one-commit" config include.path "$tmp/their-conf/evil.conf"
+  expect_error "run: a git config that includes another user's file" "includes other files" -- \
+    "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-include"
+  git -C "$tmp/one-commit" config --unset include.path
+  echo "$tmp/their-conf" >"$tmp/one-commit/.git/commondir"
+  expect_error "run: a commondir naming another user's directory" "$tmp/their-conf belongs to uid" -- \
+    "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-commondir"
+  rm "$tmp/one-commit/.git/commondir"
+  mkdir -p "$tmp/their-conf/git" && printf '[alias]\n\trev-parse = !touch %s/PWNED\n[core]\n\tabbrev = 4\n' "$tmp" >"$tmp/their-conf/git/config"
+  expect_error "run: \$XDG_CONFIG_HOME of another user's (still one commit, nothing run)" "no commit named" -- \
+    env XDG_CONFIG_HOME="$tmp/their-conf" HOME="$tmp/their-conf" "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-xdg"
   mkdir -p "$tmp/their-dev" && mknod "$tmp/their-dev/blk" b 7 250 && chown nobody "$tmp/their-dev"
   jq --arg d "$tmp/their-dev/blk" '.storage = {"kind": "device", "device": $d}' "$tmp/missing-device.json" >"$tmp/their-dev.json"
   expect_error "run: a device named through another user's directory" "storage.device $tmp/their-dev/blk: $tmp/their-dev belongs to uid" -- \
@@ -522,7 +537,7 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   mkdir -p "$tmp/their-tmp" && chown nobody "$tmp/their-tmp"
   TMPDIR="$tmp/their-tmp" "$ks" validate "$bundle" >/dev/null 2>&1
   if [ -n "$(find "$tmp/their-tmp" -mindepth 1)" ]; then echo "FAIL: root made its temporary directory in \$TMPDIR of another user's"; failures=$((failures + 1)); fi
-  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl o-git-config o-their-dev o-git-above o-git-env; do
+  for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl o-git-config o-their-dev o-git-above o-git-env o-git-include o-git-commondir o-git-xdg; do
     if [ -e "$tmp/$o" ]; then echo "FAIL: a refused command made $tmp/$o"; failures=$((failures + 1)); fi
   done
   if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
