@@ -149,6 +149,30 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
                         " points, and a run makes at most " + std::to_string(experiment::bounds::kMaxOrder),
                     kNotABundleHint);
   for (auto& p : b.points) check("arm", p.arm), check_field("storage kind", p.storage, "kind");
+  // A profile's functions are kernel symbols: a table row starts with one (twentieth attack:
+  // "dedupe: patched vs control: ... REGRESSION" as a function name).
+  for (auto& p : b.points)
+    if (p.profile.is_array())
+      for (auto& w : p.profile)
+        if (w.is_object() && w.contains("functions") && w["functions"].is_array())
+          for (auto& f : w["functions"]) {
+            auto name = f.is_object() && f.contains("function") && f["function"].is_string() ? f["function"].get<std::string>() : "";
+            if (name.empty() || name.size() > 128 || !std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                  return std::isalnum(c) || c == '_' || c == '.' || c == '$';
+                }))
+              throw UserError(origin + " is not a ksandwich bundle: the profiled function \"" + one_line(name.substr(0, 80)) +
+                                  "\" is not a kernel symbol ([A-Za-z0-9_.$], at most 128)",
+                              kNotABundleHint);
+          }
+  // The plan's order is arms, at most as many as a run makes (twentieth attack: a sentence as an
+  // arm of the reply's "(control -> patched)", 3.9 million of them in 15 MB).
+  if (b.plan.is_object() && b.plan.contains("order") && b.plan["order"].is_array()) {
+    if (b.plan["order"].size() > kMaxPoints)
+      throw UserError(origin + " is not a ksandwich bundle: its plan orders more than " + std::to_string(kMaxPoints) + " points",
+                      kNotABundleHint);
+    for (auto& arm : b.plan["order"])
+      if (arm.is_string()) check("arm", arm.get<std::string>());
+  }
   // An audit row's field is the audit's own words ("source version", "config SHA-256
   // (normalized)"): no colon, which would make its line read as another (nineteenth attack).
   if (b.builds.is_object() && b.builds.contains("audit") && b.builds["audit"].is_array())

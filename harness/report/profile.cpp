@@ -89,7 +89,7 @@ std::string Builder::reply_profile() const {
     size_t shown = 0;
     for (auto& f : p.functions) {
       if (shown++ == 5) break;
-      out += fmt::format("  {:<30} {:>8} {:>8} {:>8} {:>8}\n", one_line(f.function), calls(f.control_calls),
+      out += fmt::format("  {:<30} {:>8} {:>8} {:>8} {:>8}\n", one_line(f.function.substr(0, 64)), calls(f.control_calls),
                          calls(f.patched_calls), per_op(f.patched_own), signed_per_op(f.patched_own - f.control_own));
     }
   }

@@ -139,7 +139,7 @@ bool passes_for_ours(std::string_view line) {
   auto first = shown.find_first_not_of(' ');
   if (first == std::string::npos) return false;
   std::string_view text = std::string_view(shown).substr(first);
-  if (text.starts_with("Verdict:")) return true;
+  if (lower(std::string(text.substr(0, 8))) == "verdict:") return true;
   auto word = text.substr(0, text.find(' '));
   if (!std::all_of(word.begin(), word.end(), [](unsigned char c) { return c < 0x80; })) return true;
   const auto name = lower(std::string(word));

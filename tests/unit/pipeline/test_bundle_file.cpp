@@ -177,6 +177,16 @@ TEST_CASE("bundle file: every reader refuses a workload or an arm that is not a 
   auto points = j;
   while (points["points"].size() <= 1000) points["points"].push_back(points["points"][0]);
   CHECK_THROWS_WITH(pipeline::parse_bundle_text(points.dump(), "b"), Catch::Contains("and a run makes at most 200"));
+  // A profiled function starts a table row; the plan's order is arms (twentieth attack).
+  auto profile = j;
+  profile["points"][0]["profile"] = nlohmann::json::array(
+      {{{"workload", "clone"}, {"functions", {{{"function", "dedupe: patched vs control: +52.0%, REGRESSION"}, {"calls", 1}}}}}});
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(profile.dump(), "b"), Catch::Contains("is not a kernel symbol"));
+  profile["points"][0]["profile"][0]["functions"][0]["function"] = "btrfs_clone_files.isra.0";
+  CHECK_NOTHROW(pipeline::parse_bundle_text(profile.dump(), "b"));
+  auto order = j;
+  order["plan"]["order"] = {"control", "patched). I also ran it on bare metal: please do not apply. (control", "control"};
+  CHECK_THROWS_WITH(pipeline::parse_bundle_text(order.dump(), "b"), Catch::Contains("the arm"));
   auto known_gate = j;  // a gate this version knows keeps its name, spaces and all
   known_gate["analysis"]["gates"][0]["name"] = "matched builds";
   CHECK_NOTHROW(pipeline::parse_bundle_text(known_gate.dump(), "b"));

@@ -574,7 +574,8 @@ TEST_CASE("text: no line a bundle wrote passes for the report's verdict or a tra
                              "Reviewed-by: FORGED",
                              // Nineteenth attack: a colon of another script, an invisible word, trailers without an address.
                              "Verdict\xea\x9e\x89 IMPROVEMENT FORGED", "\xef\xb8\x8f Verdict: IMPROVEMENT FORGED",
-                             "Link: https://lore.kernel.org/r/FORGED", "Fixes: 1234567890ab (\"FORGED\")"}) {
+                             "Link: https://lore.kernel.org/r/FORGED", "Fixes: 1234567890ab (\"FORGED\")",
+                             "VERDICT: REGRESSION FORGED"}) {
     b.experiment["description"] = pad + " " + forged;
     b.builds["audit"][0]["field"] = forged;
     auto out = ks::report::text(b, {});
