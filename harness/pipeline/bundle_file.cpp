@@ -122,11 +122,31 @@ namespace {
 // them): the reports, tables and replies build lines from them, where a "clone Verdict:
 // NO_CHANGE" wrapped at a space would start a line of its own, and a table repeats an arm's
 // name on every row (two arms of 100 KB: 18 s and 730 MB for a 34 KB gzip).
+// The words a bundle's readers build lines from, and what each may hold.
+struct WordKind {
+  std::string_view punctuation;  // besides ASCII letters and digits
+  size_t max;
+  std::string_view is;           // what the refusal says it must be
+};
+constexpr WordKind kName{"._-", 64, "a name ([A-Za-z0-9._-], at most 64)"};
+constexpr WordKind kSymbol{"_.$", 128, "a kernel symbol ([A-Za-z0-9_.$], at most 128)"};
+constexpr WordKind kAuditWords{" ._()/-", 64, "one of the audit's words ([A-Za-z0-9 ._()/-], at most 64)"};
+
+// J's KEY when it is a string, else "".
+std::string string_at(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
 void require_names(const evidence::Bundle& b, const std::string& origin) {
-  auto check = [&](const char* what, const std::string& id) {
-    if (!experiment::is_plain_name(id))
-      throw UserError(origin + " is not a ksandwich bundle: the " + what + " \"" + one_line(id.substr(0, 80)) +
-                          "\" is not a name ([A-Za-z0-9._-], at most 64)",
+  auto check = [&](const char* what, const std::string& word, const WordKind& kind = kName) {
+    const bool ok = &kind == &kName ? experiment::is_plain_name(word)
+                                    : !word.empty() && word.size() <= kind.max &&
+                                          std::all_of(word.begin(), word.end(), [&](unsigned char c) {
+                                            return std::isalnum(c) || kind.punctuation.find(static_cast<char>(c)) != std::string_view::npos;
+                                          });
+    if (!ok)
+      throw UserError(origin + " is not a ksandwich bundle: the " + what + " \"" + one_line(word.substr(0, 80)) +
+                          "\" is not " + std::string(kind.is),
                       kNotABundleHint);
   };
   std::set<std::string> workloads;  // each is a plot in the HTML view (a 3.3 MiB bundle of 20,000: 134 MB)
@@ -148,22 +168,15 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
     throw UserError(origin + " is not a ksandwich bundle: it holds " + std::to_string(b.points.size()) +
                         " points, and a run makes at most " + std::to_string(experiment::bounds::kMaxOrder),
                     kNotABundleHint);
-  for (auto& p : b.points) check("arm", p.arm), check_field("storage kind", p.storage, "kind");
-  // A profile's functions are kernel symbols: a table row starts with one (twentieth attack:
-  // "dedupe: patched vs control: ... REGRESSION" as a function name).
-  for (auto& p : b.points)
+  for (auto& p : b.points) {
+    check("arm", p.arm), check_field("storage kind", p.storage, "kind");
+    // A profile's functions are kernel symbols: a table row starts with one (twentieth attack:
+    // "dedupe: patched vs control: ... REGRESSION" as a function name).
     if (p.profile.is_array())
       for (auto& w : p.profile)
         if (w.is_object() && w.contains("functions") && w["functions"].is_array())
-          for (auto& f : w["functions"]) {
-            auto name = f.is_object() && f.contains("function") && f["function"].is_string() ? f["function"].get<std::string>() : "";
-            if (name.empty() || name.size() > 128 || !std::all_of(name.begin(), name.end(), [](unsigned char c) {
-                  return std::isalnum(c) || c == '_' || c == '.' || c == '$';
-                }))
-              throw UserError(origin + " is not a ksandwich bundle: the profiled function \"" + one_line(name.substr(0, 80)) +
-                                  "\" is not a kernel symbol ([A-Za-z0-9_.$], at most 128)",
-                              kNotABundleHint);
-          }
+          for (auto& f : w["functions"]) check("profiled function", string_at(f, "function"), kSymbol);
+  }
   // The plan's order is arms, at most as many as a run makes (twentieth attack: a sentence as an
   // arm of the reply's "(control -> patched)", 3.9 million of them in 15 MB).
   if (b.plan.is_object() && b.plan.contains("order") && b.plan["order"].is_array()) {
@@ -176,15 +189,8 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
   // An audit row's field is the audit's own words ("source version", "config SHA-256
   // (normalized)"): no colon, which would make its line read as another (nineteenth attack).
   if (b.builds.is_object() && b.builds.contains("audit") && b.builds["audit"].is_array())
-    for (auto& row : b.builds["audit"]) {
-      auto field = row.is_object() && row.contains("field") && row["field"].is_string() ? row["field"].get<std::string>() : "";
-      if (field.size() > 64 || !std::all_of(field.begin(), field.end(), [](unsigned char c) {
-            return std::isalnum(c) || std::string_view(" ._()/-").find(static_cast<char>(c)) != std::string_view::npos;
-          }))
-        throw UserError(origin + " is not a ksandwich bundle: the audit field \"" + one_line(field.substr(0, 80)) +
-                            "\" is not one of the audit's words ([A-Za-z0-9 ._()/-], at most 64)",
-                        kNotABundleHint);
-    }
+    for (auto& row : b.builds["audit"])
+      if (auto field = string_at(row, "field"); !field.empty()) check("audit field", field, kAuditWords);
   if (b.analysis) {
     for (auto& w : b.analysis->workloads) check("workload", w.workload);
     for (auto& g : b.analysis->gates)
