@@ -160,7 +160,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
     std::map<std::string, std::string> arm_commit;  // an arm at a later commit of a git source
     std::vector<std::string> arm_order;
     if (!args->experiment.empty()) {
-      fs::path file = args->experiment;
+      const auto file = fs::absolute(args->experiment);  // a bare name's directory is the current one
       if (!fs::is_regular_file(file))
         throw ks::UserError("experiment file not found: " + args->experiment,
                             "pass the path of an experiment, e.g. configs/experiments/default.json");

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "experiment/experiment.hpp"
+#include "kernel/kbuild.hpp"
 #include "kernel/patches.hpp"
 #include "pipeline/run.hpp"
 #include "source/source.hpp"
@@ -105,7 +106,11 @@ nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o)
                       "give a kernel git tree or a source tarball (.tar, .tar.gz, .tar.xz)");
   }
   experiment::KernelSource source;
-  if (raw.contains("source")) source = experiment::parse(raw).source;
+  if (raw.contains("source")) {
+    // Beside the experiment, as the run resolves it; never in the current directory.
+    source = kernel::request_for_arm(experiment::parse(raw), "control", {}, file.parent_path()).source;
+    if (!source.path.empty()) raw["source"]["path"] = source.path;
+  }
   if (!o.commit.empty()) {
     if (source.kind != "git")
       throw UserError("--commit " + o.commit + " needs a git source; this experiment's is " + source.kind,

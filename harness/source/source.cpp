@@ -7,8 +7,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <system_error>
 
 #include "proc/runner.hpp"
@@ -22,7 +25,39 @@ namespace ks::source {
 using namespace std::chrono_literals;
 using proc::command;
 
-fs::path require_trusted_git(const fs::path& repo) {
+namespace {
+
+// Why someone else could change what lies in the git directory DIR (its way checked by the
+// caller): an entry at any depth (untrusted_in_tree), or a file its configuration includes
+// (include.path, includeIf: in config, or config.worktree where extensions.worktreeConfig
+// reads it). Walked once per process for each directory, known by device and inode: the way
+// is checked on every call, so the directory met is the one walked, and no one else can
+// change what is in it. A git directory of loose objects takes minutes to walk over a lab
+// machine's network share, and a run asks git many times.
+std::optional<std::string> untrusted_in_git_dir(const fs::path& dir) {
+  static std::mutex mutex;
+  static std::set<std::pair<dev_t, ino_t>> walked;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return dir.string() + " cannot be examined: " + std::strerror(errno);
+  std::lock_guard lock(mutex);
+  if (walked.count({st.st_dev, st.st_ino})) return std::nullopt;
+  auto why = untrusted_in_tree(dir, kMaxGitEntries);
+  for (const char* name : {"config", "config.worktree"}) {
+    if (why || !fs::exists(dir / name)) continue;
+    auto includes = command({"git", "config", "--file", (dir / name).string(), "--name-only", "--get-regexp", "^include"}, 1min);
+    includes.unset_env_prefixes = {"GIT_", "XDG_"};
+    if (proc::run(includes).ok())
+      why = (dir / name).string() + " includes other files (include.path, includeIf), which no one checked";
+  }
+  if (!why) walked.insert({st.st_dev, st.st_ino});
+  return why;
+}
+
+}  // namespace
+
+fs::path require_trusted_git(const fs::path& given) {
+  // Absolute: git runs in the git directory, where a relative one would name another.
+  const auto repo = fs::absolute(given);
   require_trusted_input(repo, "git source");
   // The git directory: .git, the one a .git file names (a worktree's, with its common one), or
   // the tree itself (bare). Git's own check (safe.directory) asks only who owns it.
@@ -50,14 +85,7 @@ fs::path require_trusted_git(const fs::path& repo) {
   }
   for (auto& dir : git_dirs) {
     auto why = untrusted_on_the_way(dir, PathRole::kTrustedDirectory);
-    if (!why) why = untrusted_in_tree(dir, kMaxGitEntries);
-    // A config that includes another file reads a file no one checked (include.path, includeIf).
-    if (!why && fs::exists(dir / "config")) {
-      auto includes = command({"git", "config", "--file", (dir / "config").string(), "--name-only", "--get-regexp", "^include"}, 1min);
-      includes.unset_env_prefixes = {"GIT_", "XDG_"};
-      if (proc::run(includes).ok())
-        why = (dir / "config").string() + " includes other files (include.path, includeIf), which no one checked";
-    }
+    if (!why) why = untrusted_in_git_dir(dir);
     if (why)
       throw UserError("git source " + repo.string() + ": " + *why +
                           ", and git runs as root what the git directory's config names",

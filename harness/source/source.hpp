@@ -42,13 +42,14 @@ struct PreparedSource {
 // $KSANDWICH_CACHE, or /var/cache/ksandwich, checked by check_cache_root.
 // For root, throws UserError unless the git tree REPO and its git directory (config, hooks,
 // objects: what git runs and what the source is) are no one else's to change, ACLs counted.
-// Returns that git directory (REPO/.git, the one a .git file names, or REPO when bare).
+// The way is checked on every call; what is in a git directory, once per process. Returns
+// that git directory, absolute (REPO/.git, the one a .git file names, or REPO when bare).
 fs::path require_trusted_git(const fs::path& repo);
 // A git command on the git source REPO: REPO checked as above, its git directory given to git
 // (--git-dir: git never looks for another one above it), and no GIT_* variable of the
 // caller's passed on (GIT_DIR from a hook would name another repository).
 proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout);
-// More entries than a git directory of the kernel has (~20,000 with loose objects) by far.
+// More entries than a git directory of the kernel has (~80,000 with every object loose) by far.
 inline constexpr size_t kMaxGitEntries = 1'000'000;
 
 fs::path default_cache_root();

@@ -506,6 +506,25 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   expect_error "run: a git config that includes another user's file" "includes other files" -- \
     "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-include"
   git -C "$tmp/one-commit" config --unset include.path
+  # Twenty-first: the same in config.worktree, which git reads with extensions.worktreeConfig.
+  git -C "$tmp/one-commit" config extensions.worktreeConfig true
+  git -C "$tmp/one-commit" config --worktree include.path "$tmp/their-conf/evil.conf"
+  expect_error "run: a git config.worktree that includes another user's file" "config.worktree includes other files" -- \
+    "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-include-worktree"
+  rm "$tmp/one-commit/.git/config.worktree" && git -C "$tmp/one-commit" config --unset extensions.worktreeConfig
+  # And a relative source path with --patch: resolved beside the experiment (not where root
+  # stands), and git handed that git directory, not one relative to where git runs.
+  mkdir -p "$tmp/rel/exp" "$tmp/rel/linux" && git -C "$tmp/rel/linux" init -q && echo a >"$tmp/rel/linux/README" &&
+    printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n' >"$tmp/rel/linux/Makefile" &&
+    git -C "$tmp/rel/linux" add README Makefile && commit_in "$tmp/rel/linux" one
+  printf 'diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a\n+b\n' >"$tmp/rel/p.diff"
+  jq '.source = {"kind": "git", "path": "../linux", "commit": "HEAD"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/rel/exp/e.json"
+  if (cd / && "$ks" run "$tmp/rel/exp/e.json" --patch "$tmp/rel/p.diff" --dry-run --out "$tmp/o-rel" >"$tmp/rel.out" 2>&1); then
+    echo "ok   run --patch: a relative source path is resolved beside the experiment"
+  else
+    echo "FAIL run --patch with a relative source path:"; cat "$tmp/rel.out"; failures=$((failures + 1))
+  fi
   echo "$tmp/their-conf" >"$tmp/one-commit/.git/commondir"
   expect_error "run: a commondir naming another user's directory" "$tmp/their-conf belongs to uid" -- \
     "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-commondir"

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "proc/runner.hpp"
@@ -90,4 +92,50 @@ TEST_CASE("a later commit of a git source is the diff from the source's commit, 
                     Catch::Contains("changes a binary file") && Catch::Contains("logo.bin"));
   ks::source::SourceIdentity tarball{"debian", "/usr/src/linux-source-6.1.tar.xz", "6.1", "abcd", "", ""};
   CHECK_THROWS_AS(ks::source::commit_diff(tarball, "HEAD", tmp.path / "cache"), ks::UserError);
+}
+
+namespace {
+
+// A git tree at DIR with one empty commit.
+void git_tree(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  for (std::vector<std::string> args : {std::vector<std::string>{"init", "-q", "."},
+                                        {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q",
+                                         "--allow-empty", "-m", "one"}}) {
+    args.insert(args.begin(), {"git", "-C", dir.string()});
+    auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
+    INFO(r.err);
+    REQUIRE(r.ok());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a git source named by a relative path is the one git reads, though git runs in its git directory", "[source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "needs git");
+  ks::test::TempDir tmp("ks-git-relative");
+  git_tree(tmp.path / "linux");
+  auto relative = std::filesystem::relative(tmp.path / "linux");
+  REQUIRE(relative.is_relative());
+  auto r = ks::proc::run(ks::source::git_command(relative, {"rev-parse", "--absolute-git-dir"}, std::chrono::minutes(1)));
+  INFO(r.err);
+  REQUIRE(r.ok());
+  CHECK(ks::trim(r.out) == std::filesystem::canonical(tmp.path / "linux/.git").string());
+}
+
+TEST_CASE("a git source replaced after its first command is checked again", "[source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "needs git");
+  KS_SKIP_UNLESS(::geteuid() == 0, "only root's git commands check who may change the repository");
+  ks::test::TempDir tmp("ks-git-replaced");
+  const auto repo = tmp.path / "linux";
+  git_tree(repo);
+  CHECK(ks::proc::run(ks::source::git_command(repo, {"rev-parse", "HEAD"}, std::chrono::minutes(1))).ok());
+  // Its owner moves it away; what now has its name holds a config another user may change.
+  std::filesystem::rename(repo, tmp.path / "moved");
+  git_tree(repo);
+  REQUIRE(::chown((repo / ".git/config").c_str(), 65534, 65534) == 0);
+  CHECK_THROWS_WITH(ks::source::git_command(repo, {"rev-parse", "HEAD"}, std::chrono::minutes(1)),
+                    Catch::Contains("config belongs to uid 65534"));
+  // The first one, where it is now, is still known and still fine.
+  CHECK(ks::proc::run(ks::source::git_command(tmp.path / "moved", {"rev-parse", "HEAD"}, std::chrono::minutes(1))).ok());
 }
