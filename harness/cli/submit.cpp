@@ -12,6 +12,7 @@
 #include "experiment/strict_json.hpp"
 #include "kernel/series.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/validate.hpp"
 #include "proc/runner.hpp"
 #include "report/gather.hpp"
 #include "util/error.hpp"
@@ -222,7 +223,7 @@ void set_gather(CLI::App& app, Context& context) {
       } else {
         try {
           check_json_file(bundle, "bundle");
-          r.bundle = pipeline::load_bundle(bundle);
+          r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it
           r.exit_code = analysis::exit_code_for(*r.bundle);
         } catch (const UserError& e) {
           r.problem = e.what();

@@ -137,7 +137,9 @@ std::string string_at(const nlohmann::json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
-void require_names(const evidence::Bundle& b, const std::string& origin) {
+}  // namespace
+
+void require_bundle_words(const evidence::Bundle& b, const std::string& origin) {
   auto check = [&](const char* what, const std::string& word, const WordKind& kind = kName) {
     const bool ok = &kind == &kName ? experiment::is_plain_name(word)
                                     : !word.empty() && word.size() <= kind.max &&
@@ -202,8 +204,6 @@ void require_names(const evidence::Bundle& b, const std::string& origin) {
   if (!b.backend.empty()) check("backend", b.backend);
 }
 
-}  // namespace
-
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin) {
   // No NUL bytes, no duplicate keys, nesting within bounds: one reading for every reader.
   auto j = experiment::parse_json_strict(text, origin);
@@ -214,7 +214,7 @@ evidence::Bundle parse_bundle_text(const std::string& text, const std::string& o
     throw UserError(origin + " is not a ksandwich bundle: " + one_line(experiment::json_error_text(err)),
                     kNotABundleHint);
   }
-  require_names(bundle, origin);
+  require_bundle_words(bundle, origin);
   return bundle;
 }
 

@@ -24,6 +24,11 @@ std::string read_bundle_text(const std::filesystem::path& path, bool* compressed
 // naming ORIGIN when it is not a bundle. What load_bundle does after reading the file.
 evidence::Bundle parse_bundle_text(const std::string& text, const std::string& origin);
 
+// UserError naming ORIGIN unless the words readers build lines from (names, arms, audit
+// fields, profiled functions) and the number of points are what a run writes: what
+// parse_bundle_text checks once the model has read the bundle.
+void require_bundle_words(const evidence::Bundle& b, const std::string& origin);
+
 // Whether DATA starts like a gzip file (RFC 1952 magic bytes).
 bool is_gzip(std::string_view data);
 

@@ -260,14 +260,24 @@ Validation validate_bundle_file(const std::filesystem::path& path) {
     v.schema_errors.push_back({"", err.what()});
     return v;
   }
-  v.schema_errors = check_bundle_schema(text);
-  if (!v.schema_errors.empty()) return v;  // the recomputation needs the shape right
   try {
     b = evidence::from_json(raw);
-  } catch (const json::exception& err) {
-    v.schema_errors.push_back({"", std::string("not a bundle: ") + err.what()});
+  } catch (const std::exception& err) {  // json's, or a word the model knows no meaning of
+    // A shape the model cannot read: the schema says where.
+    v.schema_errors = check_bundle_schema(text);
+    if (v.schema_errors.empty()) v.schema_errors.push_back({"", std::string("not a bundle: ") + one_line(err.what())});
     return v;
   }
+  // What every reader refuses, refused here too, and before the schema checker spends a
+  // minute and gigabytes on 30,000 points (twenty-first attack).
+  try {
+    require_bundle_words(b, path.string());
+  } catch (const UserError& err) {
+    v.schema_errors.push_back({"", err.what()});
+    return v;
+  }
+  v.schema_errors = check_bundle_schema(text);
+  if (!v.schema_errors.empty()) return v;  // the recomputation needs the shape right
   v.recomputed_mismatches = check_recomputation(raw, b);
   return v;
 }

@@ -73,6 +73,16 @@ validate_json "a plan point's arm and the run's date are checked" 2 \
 printf '{"schema_version": 1, "verdict": "OK", "verdict": "INVALID"}' >"$tmp/dup.json"
 validate_json "a duplicate key is refused, not silently read" 2 '.valid == false and (.schema_errors | length) > 0' "$tmp/dup.json"
 
+# Twenty-first attack: validate called "valid" what every other reader refuses, and spent
+# 50 s and 3.7 GB on the 30,000 points they refuse at once.
+jq '.builds.audit[0].field = "Verdict: NO_CHANGE"' "$data/qemu-confirm.json" >"$tmp/audit-verdict.json"
+validate_json "an audit field that reads as a verdict is refused, as report refuses it" 2 \
+  '.valid == false and (.schema_errors[0].message | contains("the audit field"))' "$tmp/audit-verdict.json"
+jq '.points = [range(3000) as $i | .points[0]]' "$data/qemu-confirm.json" >"$tmp/many-points.json"
+validate_json "3,000 points are refused before the schema is checked" 2 \
+  '.valid == false and (.schema_errors | length) == 1 and (.schema_errors[0].message | contains("holds 3000 points"))' \
+  "$tmp/many-points.json"
+
 # Issue 27, eleventh attack: what validate says about a field quotes the bundle; it reaches the
 # terminal as one line with no control characters (ESC, BEL, CR, LF could forge "valid").
 jq '.experiment.direct_hits[0].function = "x\u001b]0;owned\u0007\u001b[2K\rvalid: bundle checks out\nok"' \
