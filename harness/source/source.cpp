@@ -28,9 +28,10 @@ using proc::command;
 namespace {
 
 // Why someone else could change what lies in the git directory DIR (its way checked by the
-// caller): an entry at any depth (untrusted_in_tree), or a file its configuration includes
+// caller): an entry at any depth (untrusted_in_tree), a file its configuration includes
 // (include.path, includeIf: in config, or config.worktree where extensions.worktreeConfig
-// reads it). Walked once per process for each directory, known by device and inode: the way
+// reads it), or a filter program it names (git archive runs a smudge filter on the source;
+// the other programs a config may name git_command turns off). Walked once per process for each directory, known by device and inode: the way
 // is checked on every call, so the directory met is the one walked, and no one else can
 // change what is in it. A git directory of loose objects takes minutes to walk over a lab
 // machine's network share, and a run asks git many times.
@@ -44,10 +45,17 @@ std::optional<std::string> untrusted_in_git_dir(const fs::path& dir) {
   auto why = untrusted_in_tree(dir, kMaxGitEntries);
   for (const char* name : {"config", "config.worktree"}) {
     if (why || !fs::exists(dir / name)) continue;
-    auto includes = command({"git", "config", "--file", (dir / name).string(), "--name-only", "--get-regexp", "^include"}, 1min);
-    includes.unset_env_prefixes = {"GIT_", "XDG_"};
-    if (proc::run(includes).ok())
-      why = (dir / name).string() + " includes other files (include.path, includeIf), which no one checked";
+    auto list = command({"git", "config", "--file", (dir / name).string(), "--name-only", "--list"}, 1min);
+    list.unset_env_prefixes = {"GIT_", "XDG_"};
+    auto keys = proc::run(list);
+    if (!keys.ok()) why = (dir / name).string() + " is not a configuration git reads: " + one_line(keys.err);
+    for (auto& key : split(keys.out, '\n')) {
+      if (key.starts_with("include"))
+        why = (dir / name).string() + " includes other files (include.path, includeIf), which no one checked";
+      else if (key.starts_with("filter."))
+        why = (dir / name).string() + " names a filter program (" + one_line(key) + "), which git runs on the source";
+      if (why) break;
+    }
   }
   if (!why) walked.insert({st.st_dev, st.st_ino});
   return why;
@@ -99,12 +107,19 @@ proc::Command git_command(const fs::path& repo, const std::vector<std::string>& 
   const auto git_dir = require_trusted_git(repo);
   // No configuration but the repository's own (none of the caller's: $HOME, $XDG_CONFIG_HOME,
   // /etc), no attributes file of theirs, and the git directory as the current one: git takes
-  // the current directory for the work tree, and a .gitattributes there changes a diff.
-  std::vector<std::string> argv{"git", "--git-dir=" + git_dir.string(), "-c", "core.attributesFile=/dev/null"};
+  // the current directory for the work tree, and a .gitattributes there changes a diff. No
+  // program the repository's config may name runs either (twenty-second attack: root ran a
+  // shared hooks directory's hook after a partial clone's lazy fetch, and gpg.program for
+  // log.showSignature): no hooks, no signature checks, no fetch (no transport at all), no
+  // file system monitor.
+  std::vector<std::string> argv{"git", "--git-dir=" + git_dir.string(), "-c", "core.attributesFile=/dev/null",
+                                "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false",
+                                "-c", "protocol.allow=never", "-c", "core.fsmonitor=false"};
   argv.insert(argv.end(), args.begin(), args.end());
   auto cmd = command(argv, timeout);
   cmd.unset_env_prefixes = {"GIT_", "XDG_"};
-  cmd.env = {{"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"HOME", "/nonexistent"}};
+  cmd.env = {{"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_NO_LAZY_FETCH", "1"},
+             {"HOME", "/nonexistent"}};
   cmd.cwd = git_dir;
   return cmd;
 }

@@ -512,6 +512,31 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   expect_error "run: a git config.worktree that includes another user's file" "config.worktree includes other files" -- \
     "$ks" run "$tmp/git-env.json" --dry-run --out "$tmp/o-git-include-worktree"
   rm "$tmp/one-commit/.git/config.worktree" && git -C "$tmp/one-commit" config --unset extensions.worktreeConfig
+  # Twenty-second: programs the repository's own config names, in another user's directory:
+  # gpg.program for log.showSignature (a commit with a gpgsig header), a partial clone's
+  # remote.origin.uploadpack (its lazy fetch), a filter (git archive's smudge).
+  printf '#!/bin/sh\ntouch %s/PWNED-git\nexec git-upload-pack "$@"\n' "$tmp" >"$tmp/their-conf/prog.sh" && chmod 755 "$tmp/their-conf/prog.sh"
+  mkdir -p "$tmp/sig" && git -C "$tmp/sig" init -q && printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n' >"$tmp/sig/Makefile" &&
+    git -C "$tmp/sig" add Makefile && commit_in "$tmp/sig" base
+  signed=$(printf 'tree %s\nparent %s\nauthor t <t@t> 946684800 +0000\ncommitter t <t@t> 946684800 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n -----END PGP SIGNATURE-----\n\nsigned\n' \
+    "$(git -C "$tmp/sig" rev-parse 'HEAD^{tree}')" "$(git -C "$tmp/sig" rev-parse HEAD)" | git -C "$tmp/sig" hash-object -t commit -w --stdin)
+  git -C "$tmp/sig" update-ref refs/heads/signed "$signed" && git -C "$tmp/sig" config log.showSignature true &&
+    git -C "$tmp/sig" config gpg.program "$tmp/their-conf/prog.sh"
+  jq --arg p "$tmp/sig" '.source = {"kind": "git", "path": $p, "commit": "HEAD"} | .arms.patched = {"commit": "signed"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/sig.json"
+  "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-sig" >/dev/null 2>&1
+  git clone -q "$tmp/sig" "$tmp/upstream" && git -C "$tmp/upstream" config uploadpack.allowFilter true &&
+    git -C "$tmp/upstream" config uploadpack.allowAnySHA1InWant true &&
+    git clone -q --filter=blob:none --no-checkout "file://$tmp/upstream" "$tmp/partial" &&
+    git -C "$tmp/partial" config remote.origin.uploadpack "$tmp/their-conf/prog.sh"
+  jq --arg p "$tmp/partial" '.source = {"kind": "git", "path": $p, "commit": "HEAD"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/partial.json"
+  "$ks" run "$tmp/partial.json" --dry-run --out "$tmp/o-partial" >/dev/null 2>&1
+  if [ -e "$tmp/PWNED-git" ]; then echo "FAIL: git ran a program another user can change (gpg.program, a lazy fetch's uploadpack)"; failures=$((failures + 1))
+  else echo "ok   git runs no program the config names: a gpgsig commit, a partial clone's missing objects"; fi
+  git -C "$tmp/sig" config --unset gpg.program && git -C "$tmp/sig" config filter.x.smudge "$tmp/their-conf/prog.sh"
+  expect_error "run: a git config naming a filter program" "names a filter program (filter.x.smudge)" -- \
+    "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-filter"
   # And a relative source path with --patch: resolved beside the experiment (not where root
   # stands), and git handed that git directory, not one relative to where git runs.
   mkdir -p "$tmp/rel/exp" "$tmp/rel/linux" && git -C "$tmp/rel/linux" init -q && echo a >"$tmp/rel/linux/README" &&
