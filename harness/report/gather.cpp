@@ -19,7 +19,7 @@ std::string verdict_of(const GatheredRun& r) { return r.bundle ? r.bundle->verdi
 std::string pct(double v) { return detail::signed_percent(v, 1); }
 
 std::string cut(const std::string& s, size_t width) {
-  return s.size() > width ? s.substr(0, width - 3) + "..." : s;
+  return s.size() > width ? one_line(s.substr(0, width - 3)) + "..." : s;  // a character cut in two is '?'
 }
 
 std::string cost_line(const PatchCost& c) {
@@ -89,7 +89,7 @@ std::string json_view(const std::vector<GatheredRun>& runs, bool series) {
     j["runs"].push_back(run);
   }
   if (series) j["series"] = series_costs(runs);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // not UTF-8: U+FFFD
 }
 
 }  // namespace

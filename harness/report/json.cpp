@@ -28,7 +28,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Document, title, verdict, workloads, blocks)
 
 std::string json(const evidence::Bundle& bundle, const Options& options) {
   nlohmann::json j = detail::build_document(bundle, options);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // not UTF-8: U+FFFD
 }
 
 }  // namespace ks::report

@@ -250,7 +250,7 @@ constexpr std::pair<char32_t, char32_t> kUnseen[] = {
 };
 
 // The code point of the well-formed UTF-8 sequence at the start of S and its length, or
-// {0, 0} for anything else (an ASCII byte, a stray or overlong byte): copied as it is.
+// {0, 0} for anything else (an ASCII byte, a stray or overlong byte).
 std::pair<char32_t, size_t> utf8_at(std::string_view s) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const size_t n = b(0) >= 0xf5 ? 0 : b(0) >= 0xf0 ? 4 : b(0) >= 0xe0 ? 3 : b(0) >= 0xc2 ? 2 : 0;
@@ -266,7 +266,8 @@ std::pair<char32_t, size_t> utf8_at(std::string_view s) {
 }
 
 // C0 controls and DEL, and the code points of kUnseen, each become one space (newlines stay
-// when KEEP_NEWLINES).
+// when KEEP_NEWLINES); a byte that starts no well-formed UTF-8 becomes '?' (a text cut inside
+// a character, or a stray 0x9b, which an 8-bit terminal reads as ESC [): what comes out is UTF-8.
 std::string without_controls(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
@@ -280,6 +281,7 @@ std::string without_controls(std::string_view s, bool keep_newlines) {
     const bool unseen = n > 0 && std::any_of(std::begin(kUnseen), std::end(kUnseen),
                                              [c](auto range) { return c >= range.first && c <= range.second; });
     if (unseen) out += ' ';
+    else if (byte >= 0x80 && n == 0) out += '?';
     else out.append(s.substr(i, n ? n : 1));
     i += n ? n : 1;
   }

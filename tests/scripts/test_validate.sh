@@ -78,6 +78,11 @@ validate_json "a duplicate key is refused, not silently read" 2 '.valid == false
 jq '.builds.audit[0].field = "Verdict: NO_CHANGE"' "$data/qemu-confirm.json" >"$tmp/audit-verdict.json"
 validate_json "an audit field that reads as a verdict is refused, as report refuses it" 2 \
   '.valid == false and (.schema_errors[0].message | contains("the audit field"))' "$tmp/audit-verdict.json"
+# Twenty-second: that refusal quotes 80 bytes of the name, cut inside a character; the JSON
+# output was not UTF-8 and validate exited 70.
+jq '.rows |= map(.workload = ("a" * 79 + "\u26c4"))' "$data/host-confirm.json" >"$tmp/cut-name.json"
+validate_json "a refused name cut inside a character: JSON output, exit 2" 2 \
+  '.valid == false and (.schema_errors[0].message | contains("the workload"))' "$tmp/cut-name.json"
 jq '.points = [range(3000) as $i | .points[0]]' "$data/qemu-confirm.json" >"$tmp/many-points.json"
 validate_json "3,000 points are refused before the schema is checked" 2 \
   '.valid == false and (.schema_errors | length) == 1 and (.schema_errors[0].message | contains("holds 3000 points"))' \

@@ -23,15 +23,19 @@ TEST_CASE("one_line turns every control character into a space and keeps the res
   CHECK(ks::printable_lines("a\xe2\x80\xa8" "b") == "a b");
   // The other Unicode spaces are plain ones: b4 takes them for spaces (fourteenth attack).
   CHECK(ks::one_line("a\xc2\xa0" "b\xe2\x80\x8a" "c\xe3\x80\x80" "d\xe2\x80\xaf" "e") == "a b c d e");
-  CHECK(ks::one_line("\xe2\x80" "x") == "\xe2\x80" "x");  // not a space: kept as it is
+  CHECK(ks::one_line("\xe2\x80" "x") == "??x");  // a character cut in two: not a space, not UTF-8
   CHECK(ks::one_line("\xc2\xa9 \xe2\x80\x94") == "\xc2\xa9 \xe2\x80\x94");  // (c) and an em dash stay
   // Invisible format characters are seen as spaces: zero-width space, word joiner, BOM, right-to-
   // left mark, soft hyphen, Hangul filler, Arabic letter mark, a Unicode tag (seventeenth attack).
   CHECK(ks::one_line("\xe2\x80\x8bVerdict") == " Verdict");
   CHECK(ks::printable_lines("a\n\xe2\x81\xa0" "b\xef\xbb\xbf" "c\xe2\x80\x8f") == "a\n b c ");
   CHECK(ks::one_line("\xc2\xad" "d\xe3\x85\xa4" "e\xd8\x9c" "f\xf3\xa0\x80\x81") == " d e f ");
-  // Malformed or overlong UTF-8 stays as it was (an overlong U+200B is not one).
-  CHECK(ks::one_line("\xe0\x80\x8b" "x\xf8\x88") == "\xe0\x80\x8b" "x\xf8\x88");
+  // Malformed or overlong UTF-8 is '?', a byte each (an overlong U+200B is not one; a stray 0x9b
+  // is ESC [ to an 8-bit terminal): what comes out is UTF-8, which JSON output needs (twenty-
+  // second attack: a name cut at 80 bytes inside a character made `validate --format json` exit 70).
+  CHECK(ks::one_line("\xe0\x80\x8b" "x\xf8\x88") == "???x??");
+  CHECK(ks::one_line("a\x9b" "2J") == "a?2J");
+  CHECK(ks::one_line((std::string(79, 'a') + "\xe2\x9b\x84").substr(0, 80)) == std::string(79, 'a') + "?");
   CHECK(ks::one_line("\xf0\x9f\x98\x80 \xe6\x97\xa5") == "\xf0\x9f\x98\x80 \xe6\x97\xa5");  // an emoji, a CJK letter
 }
 
