@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <set>
 #include <thread>
 
 #include "analysis/analyze.hpp"
 #include "cli/commands.hpp"
 #include "cluster/slurm.hpp"
+#include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
 #include "kernel/series.hpp"
 #include "pipeline/bundle_file.hpp"
@@ -174,6 +176,14 @@ void set_gather(CLI::App& app, Context& context) {
       throw UserError(args->dir + " lists " + std::to_string(series->steps.size()) + " steps; a series is at most " +
                           std::to_string(kernel::kMaxSeriesPatches),
                       "name the directory `ksandwich series` wrote");
+    if (series) {
+      std::set<std::string> names;
+      for (auto& s : series->steps)
+        if (!experiment::is_plain_name(s.name) || !names.insert(s.name).second)
+          throw UserError(args->dir + "'s " + kernel::kSeriesManifestName + " names a step \"" + one_line(s.name.substr(0, 64)) +
+                              "\" that is not a name or named twice, which `ksandwich series` never writes",
+                          "make the directory again with `ksandwich series EXPERIMENT --mbox FILE`");
+    }
     if (!manifest && !series)
       throw UserError(args->dir + " holds neither " + cluster::kManifestName + " nor " + kernel::kSeriesManifestName,
                       "name the directory `ksandwich submit` or `ksandwich series` wrote");

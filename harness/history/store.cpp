@@ -271,8 +271,8 @@ Store::Added add_bundle_file(Store& store, const fs::path& path) {
   auto validation = pipeline::validate_bundle_file(path);
   if (!validation.valid()) {
     std::vector<std::string> problems;
-    for (auto& e : validation.schema_errors) problems.push_back(pipeline::describe(e));
-    for (auto& m : validation.recomputed_mismatches) problems.push_back(pipeline::describe(m));
+    for (auto& e : validation.schema_errors) problems.push_back(one_line(pipeline::describe(e)));
+    for (auto& m : validation.recomputed_mismatches) problems.push_back(one_line(pipeline::describe(m)));
     throw UserError(fmt::format("{} is not a valid bundle ({} problem(s)): {}", path.string(), problems.size(),
                                 join(problems, "; ")),
                     "`ksandwich validate " + shell_quote(path.string()) + "` says more; only valid bundles enter the history");

@@ -247,7 +247,7 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   auto sizing = b.extra.is_object() ? b.extra.value("sizing", json()) : json();
   if (sizing.is_object() && sizing.value("workloads", json()).is_array())
     for (auto& w : sizing["workloads"])
-      if (w.value("sd_block_log_ratio_pct", json()).is_number())
+      if (w.is_object() && w.value("sd_block_log_ratio_pct", json()).is_number() && w.value("workload", json()).is_string())
         opts.calibrated_sd_log_ratio[w.value("workload", "")] = w["sd_block_log_ratio_pct"].get<double>() / 100;
   std::vector<analysis::WorkloadSpec> specs;
   for (auto& w : e.workloads) specs.push_back({w.id(), w.metric(), w.higher_is_better()});

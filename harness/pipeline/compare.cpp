@@ -139,7 +139,8 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                     "accelerator decide it; see machine.clock in each bundle)");
   auto changes = environment_changes(before, after, o.arm);
   std::vector<std::string> lines;
-  for (auto& ch : changes) lines.push_back(fmt::format("{}: '{}' in A, '{}' in B", ch.name, ch.before, ch.after));
+  for (auto& ch : changes)
+    lines.push_back(one_line(fmt::format("{}: '{}' in A, '{}' in B", ch.name, ch.before, ch.after)));
   if (!changes.empty() && !o.allow_environment_change)
     throw UserError("the bundles were not measured in the same environment: " + join(lines, "; "),
                     "compare runs of one machine, backend, accelerator, kernel config and tool major "

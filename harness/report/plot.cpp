@@ -10,6 +10,7 @@
 
 #include "report/document.hpp"
 #include "report/format.hpp"
+#include "util/files.hpp"
 
 namespace ks::report::detail {
 namespace {
@@ -267,7 +268,7 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
       out += fmt::format(
           "<text class=\"ks-dropped-point\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
           "left out<title>{}</title></text>\n",
-          cx, kTop + 14, html_escape("point " + std::to_string(p.id) + "'s block is not in the verdict: " + p.dropped));
+          cx, kTop + 14, html_escape(one_line("point " + std::to_string(p.id) + "'s block is not in the verdict: " + p.dropped)));
     if (p.status == "failed")
       out += fmt::format(
           "<text class=\"ks-failed-point\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">"
