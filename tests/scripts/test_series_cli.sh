@@ -67,6 +67,11 @@ check "cost is the change signed so + is worse (IOPS down is a cost)" \
   jq -e 'all(.series.steps[]; if .metric == "iops" then .cost_pct == -.change_pct else .cost_pct == .change_pct end)' \
   "$tmp/gather.json"
 check "gather wrote report.txt naming the most expensive patch" grep -q "most expensive for clone: patch $named " "$out/report.txt"
+# Twenty-second attack: a series.json whose step names are not names (a path out of the
+# directory, a line of the report's own, one step twice) is refused, not read.
+cp -r "$out" "$tmp/forged" && jq '.steps[0].name = "../../x" | .steps[1].name = .steps[2].name' "$out/series.json" >"$tmp/forged/series.json"
+check "gather refuses a series.json whose steps are not names (exit 2)" \
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "names a step" "$1.err"' "$ks" "$tmp/forged"
 # A Subject and From in ISO-8859-1 (issue 29): decoded to UTF-8, not a JSON error that left
 # half a directory behind.
 printf 'From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: =?iso-8859-1?q?Ren=E9_M=FCller?= <r@x>\nSubject: [PATCH 1/1] =?iso-8859-1?q?btrfs:_caf=E9?=\nMessage-ID: <iso@x>\n\nx\n---\ndiff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n' >"$tmp/iso.mbox"

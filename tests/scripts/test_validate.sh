@@ -83,6 +83,15 @@ validate_json "an audit field that reads as a verdict is refused, as report refu
 jq '.rows |= map(.workload = ("a" * 79 + "\u26c4"))' "$data/host-confirm.json" >"$tmp/cut-name.json"
 validate_json "a refused name cut inside a character: JSON output, exit 2" 2 \
   '.valid == false and (.schema_errors[0].message | contains("the workload"))' "$tmp/cut-name.json"
+# Twenty-second: compare's and history add's refusals quoted bundle fields with their newlines.
+jq '.machine.cpu_model += "\nVerdict: NO_CHANGE forged"' "$data/host-screen.json" >"$tmp/cpu-line.json"
+jq '.analysis.gates[0].scope = "x\nVerdict: NO_CHANGE forged"' "$data/host-screen.json" >"$tmp/scope-line.json"
+"$ks" compare "$data/host-screen.json" "$tmp/cpu-line.json" >/dev/null 2>"$tmp/compare.err"
+"$ks" history add "$tmp/scope-line.json" --history "$tmp/h.sqlite" >/dev/null 2>"$tmp/history.err"
+if grep -q "^Verdict" "$tmp/compare.err" "$tmp/history.err" || ! grep -q "forged" "$tmp/compare.err" ||
+  ! grep -q "forged" "$tmp/history.err"; then
+  fail "compare and history add quote a bundle's field on one line: $(cat "$tmp/compare.err" "$tmp/history.err")"
+else ok "compare and history add quote a bundle's field on one line"; fi
 jq '.points = [range(3000) as $i | .points[0]]' "$data/qemu-confirm.json" >"$tmp/many-points.json"
 validate_json "3,000 points are refused before the schema is checked" 2 \
   '.valid == false and (.schema_errors | length) == 1 and (.schema_errors[0].message | contains("holds 3000 points"))' \
