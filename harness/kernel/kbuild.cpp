@@ -539,10 +539,12 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
   fs::create_directories(tree);
   for (auto& p : in.patches)
     for (auto& f : p.files) {
-      // A name that leaves the tree (../, /) is never copied: patch(1) refuses it anyway,
-      // and a hostile patch would have the copy written outside the scratch directory.
-      auto name = fs::path(f).lexically_normal();
-      if (name.empty() || name.is_absolute() || *name.begin() == "..") continue;
+      // A name that could leave the tree (a .. anywhere: through a link it need not be undone
+      // by the name before it; /) is never copied: patch(1) refuses it anyway, and a hostile
+      // patch would have a file outside the tree copied, or the copy written outside scratch.
+      const fs::path name(f);
+      if (name.empty() || name.is_absolute() || std::any_of(name.begin(), name.end(), [](auto& c) { return c == ".."; }))
+        continue;
       if (fs::exists(tree / f)) continue;
       if (!in.source.tree.empty()) {
         if (!fs::is_regular_file(in.source.tree / f)) continue;

@@ -61,6 +61,22 @@ std::optional<std::string> untrusted_in_git_dir(const fs::path& dir) {
   return why;
 }
 
+// Settings a repository's config may not make for a command root runs (twenty-second and
+// twenty-third attacks: a shared hooks directory's hook after a partial clone's lazy fetch,
+// gpg.program for log.showSignature, a submodule's diff.external through diff.submodule=diff,
+// a mailmap.file FIFO): no attributes file, hooks, file system monitor, signature check,
+// mailmap, submodule recursion or transport of any protocol (protocol.<name>.allow beats
+// protocol.allow).
+constexpr const char* kOverrides[] = {
+    "core.attributesFile=/dev/null", "core.hooksPath=/dev/null", "core.fsmonitor=false",
+    "log.showSignature=false",       "log.mailmap=false",        "diff.submodule=short",
+    "submodule.recurse=false",       "protocol.allow=never",     "protocol.file.allow=never",
+    "protocol.git.allow=never",      "protocol.ssh.allow=never", "protocol.http.allow=never",
+    "protocol.https.allow=never",    "protocol.ext.allow=never",
+};
+// A git directory, its common one and the object stores they borrow from.
+constexpr size_t kMaxGitDirectories = 8;
+
 }  // namespace
 
 fs::path require_trusted_git(const fs::path& given) {
@@ -91,9 +107,24 @@ fs::path require_trusted_git(const fs::path& given) {
     fs::path c = trim(*common);
     git_dirs.push_back(c.is_absolute() ? c : git_dirs[0] / c);
   }
-  for (auto& dir : git_dirs) {
+  // The object stores they borrow from (clone --reference: objects/info/alternates, and
+  // theirs in turn) hold the source as much as their own: checked the same way (twenty-third
+  // attack).
+  const size_t own = git_dirs.size();
+  for (size_t i = 0; i < git_dirs.size(); ++i) {
+    const auto dir = git_dirs[i];
     auto why = untrusted_on_the_way(dir, PathRole::kTrustedDirectory);
     if (!why) why = untrusted_in_git_dir(dir);
+    const auto objects = i < own ? dir / "objects" : dir;
+    if (auto alternates = read_regular_file(objects / "info/alternates", 64 * 1024, Links::refuse); alternates && !why)
+      for (auto& line : split(*alternates, '\n')) {
+        if (trim(line).empty() || line.starts_with("#")) continue;
+        fs::path store = trim(line);
+        if (git_dirs.size() >= kMaxGitDirectories)
+          why = (objects / "info/alternates").string() + " chains more than " + std::to_string(kMaxGitDirectories) +
+                " object stores";
+        else git_dirs.push_back(store.is_absolute() ? store : objects / store);
+      }
     if (why)
       throw UserError("git source " + repo.string() + ": " + *why +
                           ", and git runs as root what the git directory's config names",
@@ -106,15 +137,11 @@ fs::path require_trusted_git(const fs::path& given) {
 proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   const auto git_dir = require_trusted_git(repo);
   // No configuration but the repository's own (none of the caller's: $HOME, $XDG_CONFIG_HOME,
-  // /etc), no attributes file of theirs, and the git directory as the current one: git takes
-  // the current directory for the work tree, and a .gitattributes there changes a diff. No
-  // program the repository's config may name runs either (twenty-second attack: root ran a
-  // shared hooks directory's hook after a partial clone's lazy fetch, and gpg.program for
-  // log.showSignature): no hooks, no signature checks, no fetch (no transport at all), no
-  // file system monitor.
-  std::vector<std::string> argv{"git", "--git-dir=" + git_dir.string(), "-c", "core.attributesFile=/dev/null",
-                                "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false",
-                                "-c", "protocol.allow=never", "-c", "core.fsmonitor=false"};
+  // /etc), and the git directory as the work tree and the current one: a .gitattributes in a
+  // work tree changes a diff, and core.worktree may name anyone's. What the repository's config
+  // could still make git run or read outside what was checked, kOverrides turns off.
+  std::vector<std::string> argv{"git", "--git-dir=" + git_dir.string(), "--work-tree=" + git_dir.string()};
+  for (const char* setting : kOverrides) argv.insert(argv.end(), {"-c", setting});
   argv.insert(argv.end(), args.begin(), args.end());
   auto cmd = command(argv, timeout);
   cmd.unset_env_prefixes = {"GIT_", "XDG_"};

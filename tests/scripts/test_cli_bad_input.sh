@@ -537,6 +537,33 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   git -C "$tmp/sig" config --unset gpg.program && git -C "$tmp/sig" config filter.x.smudge "$tmp/their-conf/prog.sh"
   expect_error "run: a git config naming a filter program" "names a filter program (filter.x.smudge)" -- \
     "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-filter"
+  # Twenty-third: a submodule's diff.external (diff.submodule=diff runs git diff there), a
+  # mailmap.file that is another user's FIFO (git log read it, and hung), and an object store
+  # borrowed from another user's repository (objects/info/alternates).
+  git -C "$tmp/sig" config --unset filter.x.smudge
+  mkdir -p "$tmp/subsrc" && git -C "$tmp/subsrc" init -q && commit_in "$tmp/subsrc" s1 && commit_in "$tmp/subsrc" s2
+  git clone -q "$tmp/sig" "$tmp/super" &&
+    git -C "$tmp/super" -c protocol.file.allow=always submodule -q add "$tmp/subsrc" sub 2>/dev/null &&
+    git -C "$tmp/super/sub" checkout -q HEAD~1 && git -C "$tmp/super" add sub && commit_in "$tmp/super" addsub &&
+    git -C "$tmp/super/sub" checkout -q master 2>/dev/null || git -C "$tmp/super/sub" checkout -q main
+  git -C "$tmp/super" add sub && commit_in "$tmp/super" bump && git -C "$tmp/super" config diff.submodule diff &&
+    git config --file "$tmp/super/.git/modules/sub/config" diff.external "$tmp/their-conf/prog.sh"
+  mkfifo "$tmp/their-conf/mailmap" && chown nobody "$tmp/their-conf/mailmap" &&
+    git -C "$tmp/super" config mailmap.file "$tmp/their-conf/mailmap"
+  jq --arg p "$tmp/super" '.source = {"kind": "git", "path": $p, "commit": "HEAD~1"} | .arms.patched = {"commit": "HEAD"}' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/super.json"
+  timeout 50 "$ks" run "$tmp/super.json" --dry-run --out "$tmp/o-super" >"$tmp/super.out" 2>&1
+  code=$?
+  if [ -e "$tmp/PWNED-git" ] || [ "$code" -eq 124 ]; then
+    echo "FAIL: a submodule's diff.external ran, or git read a mailmap FIFO (exit $code)"; failures=$((failures + 1))
+  elif ! grep -q "its diff to HEAD" "$tmp/super.out"; then
+    echo "FAIL: the submodule case did not reach the diff: $(tail -n 3 "$tmp/super.out")"; failures=$((failures + 1))
+  else echo "ok   a submodule's diff.external does not run, a mailmap file is not read"; fi
+  mkdir -p "$tmp/their-conf/store" && git -C "$tmp/their-conf/store" init -q --bare && chown -R nobody "$tmp/their-conf/store"
+  echo "$tmp/their-conf/store/objects" >"$tmp/sig/.git/objects/info/alternates"
+  expect_error "run: a git source borrowing another user's object store" "$tmp/their-conf belongs to uid" -- \
+    "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-alternates"
+  rm "$tmp/sig/.git/objects/info/alternates"
   # And a relative source path with --patch: resolved beside the experiment (not where root
   # stands), and git handed that git directory, not one relative to where git runs.
   mkdir -p "$tmp/rel/exp" "$tmp/rel/linux" && git -C "$tmp/rel/linux" init -q && echo a >"$tmp/rel/linux/README" &&
