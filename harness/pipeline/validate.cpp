@@ -257,7 +257,7 @@ Validation validate_bundle_file(const std::filesystem::path& path) {
   try {
     raw = experiment::parse_json_strict(text, path.string());
   } catch (const UserError& err) {
-    v.schema_errors.push_back({"", err.what()});
+    v.schema_errors.push_back({"", one_line(err.what())});  // it quotes what it last read
     return v;
   }
   try {

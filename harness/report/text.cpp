@@ -98,10 +98,21 @@ std::string preformatted(const Block& block) {
     start = end + 1;
     size_t indent = line.find_first_not_of(' ');
     std::string rest(std::min<size_t>(indent == std::string::npos ? 2 : indent + 2, 8), ' ');
-    // Pieces taken at an offset: a line of megabytes costs its length, not its square.
-    const size_t first = std::min(line.size(), detail::kTextWidth), width = detail::kTextWidth - rest.size();
-    out += line.substr(0, first) + "\n";
-    for (size_t at = first; at < line.size(); at += width) out += rest + line.substr(at, width) + "\n";
+    // Pieces taken at an offset (a line of megabytes costs its length, not its square), each
+    // ending before a UTF-8 continuation byte: a character cut in two is no UTF-8, and its
+    // second half may be 0x9b, ESC [ to an 8-bit terminal (twenty-third attack).
+    auto piece_end = [&](size_t from, size_t width) {
+      size_t end = std::min(line.size(), from + width);
+      while (end > from + 1 && end < line.size() && (static_cast<unsigned char>(line[end]) & 0xc0) == 0x80) --end;
+      return end;
+    };
+    size_t at = piece_end(0, detail::kTextWidth);
+    out += line.substr(0, at) + "\n";
+    while (at < line.size()) {
+      const size_t end = piece_end(at, detail::kTextWidth - rest.size());
+      out += rest + line.substr(at, end - at) + "\n";
+      at = end;
+    }
   }
   return out;
 }

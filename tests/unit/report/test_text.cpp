@@ -156,6 +156,19 @@ TEST_CASE("text: a failed point shows its reason and an indented console tail") 
   CHECK(line_starting(out, "    [   12.2] end") != "");
 }
 
+TEST_CASE("text: a long console line is broken between characters, never inside one") {
+  auto b = ks::test::make_sample_bundle();
+  b.points[2].status = "failed";
+  b.points[2].failure = "boom";
+  // U+06DB is DB 9B: cut in two, the second line would start with 0x9b, ESC [ to an 8-bit
+  // terminal (twenty-third attack).
+  b.points[2].console_tail = "x\n" + std::string(73, 'A') + "\xdb\x9b" "31mX\n";
+  auto out = text_of(b);
+  CHECK(out.find("\xdb\x9b" "31mX") != std::string::npos);  // the character whole, on the next line
+  CHECK(out.find("\n      \x9b") == std::string::npos);
+  for (auto& line : lines_of(out)) CHECK((line.empty() || (static_cast<unsigned char>(line.back()) & 0xe0) != 0xc0));
+}
+
 TEST_CASE("text: the matched-build audit table shortens hashes") {
   auto b = ks::test::make_sample_bundle();
   auto out = text_of(b);
