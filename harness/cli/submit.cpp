@@ -172,17 +172,30 @@ void set_gather(CLI::App& app, Context& context) {
     check_output_dir(dir, "gather's DIR");  // its reports are written there
     auto manifest = read_manifest(dir);
     auto series = read_series(dir);
-    if (series && series->steps.size() > kernel::kMaxSeriesPatches)
-      throw UserError(args->dir + " lists " + std::to_string(series->steps.size()) + " steps; a series is at most " +
-                          std::to_string(kernel::kMaxSeriesPatches),
-                      "name the directory `ksandwich series` wrote");
+    // The runs either file names, as `submit` and `series` write them: at most a series' worth,
+    // each a plain name and each once (gather prints them at the start of lines and reads each
+    // one's DIR/results/<name>; twenty-second and twenty-fourth attacks).
+    auto check_names = [&](const std::vector<std::string>& names, const char* file) {
+      if (names.size() > kernel::kMaxSeriesPatches)
+        throw UserError(args->dir + "'s " + file + " lists " + std::to_string(names.size()) + " runs; at most " +
+                            std::to_string(kernel::kMaxSeriesPatches) + " are gathered",
+                        "name the directory `ksandwich submit` or `ksandwich series` wrote");
+      std::set<std::string> seen;
+      for (auto& name : names)
+        if (!experiment::is_plain_name(name) || !seen.insert(name).second)
+          throw UserError(args->dir + "'s " + file + " names a run \"" + one_line(name.substr(0, 64)) +
+                              "\" that is not a name or named twice, which ksandwich never writes",
+                          "name the directory `ksandwich submit` or `ksandwich series` wrote");
+    };
+    if (manifest) {
+      std::vector<std::string> names;
+      for (auto& e : manifest->experiments) names.push_back(e.name);
+      check_names(names, cluster::kManifestName);
+    }
     if (series) {
-      std::set<std::string> names;
-      for (auto& s : series->steps)
-        if (!experiment::is_plain_name(s.name) || !names.insert(s.name).second)
-          throw UserError(args->dir + "'s " + kernel::kSeriesManifestName + " names a step \"" + one_line(s.name.substr(0, 64)) +
-                              "\" that is not a name or named twice, which `ksandwich series` never writes",
-                          "make the directory again with `ksandwich series EXPERIMENT --mbox FILE`");
+      std::vector<std::string> names;
+      for (auto& s : series->steps) names.push_back(s.name);
+      check_names(names, kernel::kSeriesManifestName);
     }
     if (!manifest && !series)
       throw UserError(args->dir + " holds neither " + cluster::kManifestName + " nor " + kernel::kSeriesManifestName,
@@ -242,7 +255,7 @@ void set_gather(CLI::App& app, Context& context) {
       runs.push_back(std::move(r));
     };
     if (manifest)
-      for (auto& e : manifest->experiments) add(e.name, e.out_dir, e.patch_index, e.patch_subject);
+      for (auto& e : manifest->experiments) add(e.name, dir / "results" / e.name, e.patch_index, e.patch_subject);
     else
       for (auto& s : series->steps) add(s.name, dir / "results" / s.name, s.index, s.subject);
 

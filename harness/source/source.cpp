@@ -31,10 +31,11 @@ namespace {
 // caller): an entry at any depth (untrusted_in_tree), a file its configuration includes
 // (include.path, includeIf: in config, or config.worktree where extensions.worktreeConfig
 // reads it), or a filter program it names (git archive runs a smudge filter on the source;
-// the other programs a config may name git_command turns off). Walked once per process for each directory, known by device and inode: the way
-// is checked on every call, so the directory met is the one walked, and no one else can
-// change what is in it. A git directory of loose objects takes minutes to walk over a lab
-// machine's network share, and a run asks git many times.
+// the other programs a config may name, git_command turns off). Walked once per process for
+// each directory, known by device and inode: the way is checked on every call, so the
+// directory met is the one walked, and no one else can change what is in it. A git
+// directory of loose objects takes minutes to walk over a lab machine's network share, and
+// a run asks git many times.
 std::optional<std::string> untrusted_in_git_dir(const fs::path& dir) {
   static std::mutex mutex;
   static std::set<std::pair<dev_t, ino_t>> walked;

@@ -71,7 +71,19 @@ check "gather wrote report.txt naming the most expensive patch" grep -q "most ex
 # directory, a line of the report's own, one step twice) is refused, not read.
 cp -r "$out" "$tmp/forged" && jq '.steps[0].name = "../../x" | .steps[1].name = .steps[2].name' "$out/series.json" >"$tmp/forged/series.json"
 check "gather refuses a series.json whose steps are not names (exit 2)" \
-  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "names a step" "$1.err"' "$ks" "$tmp/forged"
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "names a run" "$1.err"' "$ks" "$tmp/forged"
+# Twenty-fourth: the same for a submit.json (a name that reads as a verdict line, and as many
+# runs of one bundle as 64 MiB holds).
+mkdir -p "$tmp/submitted/results/a" && cp "$data/bundles/qemu-confirm.json" "$tmp/submitted/results/a/bundle.json"
+jq -n --arg d "$tmp/submitted" '{scheduler: "slurm", submitted_at: "x", dir: $d, series: false, sbatch_options: [], jobs: [],
+  experiments: [{name: "Verdict: NO_CHANGE", file: "x", out_dir: ($d + "/results/a"), patch_index: 0, patch_subject: ""}]}' \
+  >"$tmp/submitted/submit.json"
+check "gather refuses a submit.json whose runs are not names (exit 2)" \
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "names a run" "$1.err"' "$ks" "$tmp/submitted"
+jq '.experiments = [range(201) as $i | .experiments[0] | .name = "a\($i)"]' "$tmp/submitted/submit.json" >"$tmp/many.json" &&
+  mv "$tmp/many.json" "$tmp/submitted/submit.json"
+check "gather refuses a submit.json of more runs than a series holds (exit 2)" \
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "lists 201 runs" "$1.err"' "$ks" "$tmp/submitted"
 # A Subject and From in ISO-8859-1 (issue 29): decoded to UTF-8, not a JSON error that left
 # half a directory behind.
 printf 'From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: =?iso-8859-1?q?Ren=E9_M=FCller?= <r@x>\nSubject: [PATCH 1/1] =?iso-8859-1?q?btrfs:_caf=E9?=\nMessage-ID: <iso@x>\n\nx\n---\ndiff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n' >"$tmp/iso.mbox"
