@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -62,21 +63,36 @@ std::optional<std::string> untrusted_in_git_dir(const fs::path& dir) {
   return why;
 }
 
-// Settings a repository's config may not make for a command root runs (twenty-second and
-// twenty-third attacks: a shared hooks directory's hook after a partial clone's lazy fetch,
+// Settings a repository's config may not make for a command root runs (twenty-second to
+// twenty-fourth attacks: a shared hooks directory's hook after a partial clone's lazy fetch,
 // gpg.program for log.showSignature, a submodule's diff.external through diff.submodule=diff,
-// a mailmap.file FIFO): no attributes file, hooks, file system monitor, signature check,
-// mailmap, submodule recursion or transport of any protocol (protocol.<name>.allow beats
-// protocol.allow).
+// a mailmap.file FIFO, read by git log and by git archive's export-subst; core.excludesFile,
+// which git archive opens): no attributes or excludes file, hooks, file system monitor,
+// signature check, mailmap, submodule recursion or transport of any protocol
+// (protocol.<name>.allow beats protocol.allow).
 constexpr const char* kOverrides[] = {
-    "core.attributesFile=/dev/null", "core.hooksPath=/dev/null", "core.fsmonitor=false",
-    "log.showSignature=false",       "log.mailmap=false",        "diff.submodule=short",
-    "submodule.recurse=false",       "protocol.allow=never",     "protocol.file.allow=never",
-    "protocol.git.allow=never",      "protocol.ssh.allow=never", "protocol.http.allow=never",
+    "core.attributesFile=/dev/null", "core.excludesFile=/dev/null", "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",          "log.showSignature=false",     "log.mailmap=false",
+    "mailmap.file=/dev/null",        "mailmap.blob=",               "diff.submodule=short",
+    "submodule.recurse=false",       "protocol.allow=never",        "protocol.file.allow=never",
+    "protocol.git.allow=never",      "protocol.ssh.allow=never",    "protocol.http.allow=never",
     "protocol.https.allow=never",    "protocol.ext.allow=never",
 };
 // A git directory, its common one and the object stores they borrow from.
 constexpr size_t kMaxGitDirectories = 8;
+
+// The path in TEXT, a commondir (less its line ends) or an alternates line, as git reads it;
+// refused where git and a trim would read different paths (twenty-fourth attack: "dir " was
+// checked as "dir", and git opened another user's "dir " beside it) or git would unquote it.
+fs::path path_git_reads(std::string_view text, const fs::path& file) {
+  auto unclear = [](unsigned char c) { return c <= ' ' || c == 0x7f; };
+  if (text.empty() || text.front() == '"' || unclear(text.front()) || unclear(text.back()) ||
+      std::any_of(text.begin(), text.end(), [](unsigned char c) { return c < ' ' || c == 0x7f; }))
+    throw UserError(file.string() + " names \"" + one_line(text.substr(0, 200)) +
+                        "\": a path with spaces, controls or quotes at its ends, which git reads as written",
+                    "write the path plainly, one per line");
+  return fs::path(text);
+}
 
 }  // namespace
 
@@ -105,7 +121,9 @@ fs::path require_trusted_git(const fs::path& given) {
   // A commondir (a worktree's, or planted in any git directory) is where git takes the config,
   // refs and objects from: checked too, wherever it is found.
   if (auto common = read_regular_file(git_dirs[0] / "commondir", 4096, Links::refuse)) {
-    fs::path c = trim(*common);
+    std::string_view text = *common;
+    while (text.ends_with('\n') || text.ends_with('\r')) text.remove_suffix(1);  // as git does
+    auto c = path_git_reads(text, git_dirs[0] / "commondir");
     git_dirs.push_back(c.is_absolute() ? c : git_dirs[0] / c);
   }
   // The object stores they borrow from (clone --reference: objects/info/alternates, and
@@ -119,8 +137,8 @@ fs::path require_trusted_git(const fs::path& given) {
     const auto objects = i < own ? dir / "objects" : dir;
     if (auto alternates = read_regular_file(objects / "info/alternates", 64 * 1024, Links::refuse); alternates && !why)
       for (auto& line : split(*alternates, '\n')) {
-        if (trim(line).empty() || line.starts_with("#")) continue;
-        fs::path store = trim(line);
+        if (line.empty() || line.starts_with("#")) continue;
+        auto store = path_git_reads(line, objects / "info/alternates");
         if (git_dirs.size() >= kMaxGitDirectories)
           why = (objects / "info/alternates").string() + " chains more than " + std::to_string(kMaxGitDirectories) +
                 " object stores";

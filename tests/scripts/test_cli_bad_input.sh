@@ -564,6 +564,15 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   expect_error "run: a git source borrowing another user's object store" "$tmp/their-conf belongs to uid" -- \
     "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-alternates"
   rm "$tmp/sig/.git/objects/info/alternates"
+  # Twenty-fourth: a commondir or alternates line ending in a space was checked trimmed; git
+  # opened the name with the space, another user's beside the checked one.
+  printf '%s \n' "$tmp/super/.git" >"$tmp/sig/.git/commondir"
+  expect_error "run: a commondir ending in a space" "a path with spaces, controls or quotes at its ends" -- \
+    "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-commondir-space"
+  rm "$tmp/sig/.git/commondir" && printf '%s\r\n' "$tmp/super/.git/objects" >"$tmp/sig/.git/objects/info/alternates"
+  expect_error "run: an alternates line ending in CR" "a path with spaces, controls or quotes at its ends" -- \
+    "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-alternates-cr"
+  rm "$tmp/sig/.git/objects/info/alternates"
   # And a relative source path with --patch: resolved beside the experiment (not where root
   # stands), and git handed that git directory, not one relative to where git runs.
   mkdir -p "$tmp/rel/exp" "$tmp/rel/linux" && git -C "$tmp/rel/linux" init -q && echo a >"$tmp/rel/linux/README" &&
