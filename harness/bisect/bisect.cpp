@@ -7,6 +7,7 @@
 #include <map>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::bisect {
 
@@ -143,7 +144,8 @@ Next next_step(const State& state) {
 std::string percent(double ratio) { return fmt::format("{:+.1f}%", 100 * (ratio - 1)); }
 
 std::string commit_reference(const Commit& c) {
-  return fmt::format("{} (\"{}\")", c.sha.substr(0, 12), c.subject);
+  // A subject is anyone's words (twenty-fifth attack: "\r\e[2Kfirst bad commit: ..."): one line.
+  return one_line(fmt::format("{} (\"{}\")", c.sha.substr(0, 12), c.subject));
 }
 
 Commit find_commit(const State& state, const std::string& sha) {
@@ -172,7 +174,7 @@ std::string reply_text(const State& state, const std::string& reported_by) {
   auto first = find_commit(state, state.first_bad);
 
   out += "Hi,\n\n";
-  out += fmt::format("Bisecting a performance regression ({}) between\n\n", state.experiment);
+  out += fmt::format("Bisecting a performance regression ({}) between\n\n", one_line(state.experiment));
   out += "  good: " + commit_reference(state.good) + "\n";
   out += "  bad:  " + commit_reference(state.bad) + "\n\n";
   if (found) {
@@ -202,10 +204,10 @@ std::string reply_text(const State& state, const std::string& reported_by) {
     for (auto& e : s.effects)
       if (std::any_of(regressed.begin(), regressed.end(), [&](const Effect& r) { return r.workload == e.workload; }))
         figures += fmt::format(" {} {}", e.workload, percent(e.ratio));
-    out += fmt::format("  {:>2} {} {:<7}{}\n", n++, s.commit.substr(0, 12),
-                       s.role == "initial" ? "(bad)" : s.verdict, figures);
-    if (!s.dir.empty()) out += "     " + s.dir + "/bundle.json.gz\n";
-    if (s.role == "candidate" && s.verdict == "skip") out += "     " + s.reason + "\n";
+    out += one_line(fmt::format("  {:>2} {} {:<7}{}", n++, s.commit.substr(0, 12),
+                                s.role == "initial" ? "(bad)" : s.verdict, figures)) + "\n";
+    if (!s.dir.empty()) out += "     " + one_line(s.dir) + "/bundle.json.gz\n";
+    if (s.role == "candidate" && s.verdict == "skip") out += "     " + one_line(s.reason) + "\n";
   }
   if (found) {
     out += "\n#regzbot introduced: " + first.sha.substr(0, 12) + "\n";

@@ -46,7 +46,7 @@ bisect::Commit resolve(const std::string& repo, const std::string& name, const c
     throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,
                     "name a commit, tag or branch of the experiment's git source (git -C " + shell_quote(repo) + " log --oneline)");
   auto sha = trim(r.out);
-  return {sha, trim(git(repo, {"log", "-1", "--format=%s", sha}))};
+  return {sha, one_line(trim(git(repo, {"log", "-1", "--format=%s", sha})))};  // anyone's words
 }
 
 std::vector<bisect::Commit> commits_between(const std::string& repo, const bisect::Commit& good,
@@ -58,7 +58,7 @@ std::vector<bisect::Commit> commits_between(const std::string& repo, const bisec
   for (auto& line : split(git(repo, {"log", "--reverse", "--first-parent", "--format=%H %s",
                                      good.sha + ".." + bad.sha}), '\n')) {
     if (line.size() < 40) continue;
-    out.push_back({line.substr(0, 40), line.size() > 41 ? line.substr(41) : ""});
+    out.push_back({line.substr(0, 40), line.size() > 41 ? one_line(line.substr(41)) : ""});
   }
   if (out.empty())
     throw UserError("--good and --bad name the same commit", "give a bad commit newer than the good one");
@@ -284,6 +284,9 @@ int finish(const BisectOptions& o, bisect::State& s) {
                (o.out_dir / "reply.txt").string(), reply);
     return s.status == "found" ? kExitRegression : kExitInconclusive;
   }
+  if (s.steps.empty())  // a state file that says it finished without a step
+    throw UserError((o.out_dir / kStateFile).string() + " records no step, yet says " + one_line(s.status),
+                    "--out a new directory to bisect again");
   const auto& first = s.steps.front();
   fmt::print("bisect: bad vs good shows no regression to bisect ({}); bundle: {}\n", s.status, first.dir);
   if (s.status == "no-regression") return kExitOk;

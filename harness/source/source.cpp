@@ -333,7 +333,8 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   require_git_for_commit(base.kind);  // a git identity always carries its resolved commit
   CommitDiff d;
   d.commit = resolve_commit(base.origin, name);
-  d.subject = trim(proc::run_checked(git_command(base.origin, {"log", "-1", "--format=%s", d.commit}, 1min)).out);
+  // Anyone's words, printed by build and in reports: one line (twenty-fifth attack).
+  d.subject = one_line(trim(proc::run_checked(git_command(base.origin, {"log", "-1", "--format=%s", d.commit}, 1min)).out));
   // The same text from any clone and any user's git config (it is hashed into the kernel's
   // cache key): full blob ids, fixed prefixes and algorithm, no renames, colour or drivers,
   // and hunk headers without the function git names after them, which follows the

@@ -295,6 +295,24 @@ TEST_CASE("bisect: the reply names the commit as a Fixes: line, with figures and
   CHECK(unsure.find(bisect::commit_reference(s.commits[4])) != std::string::npos);
 }
 
+TEST_CASE("bisect: a commit subject, the experiment and a reason are each one line of the reply") {
+  auto s = state_of(7);
+  // Twenty-fifth attack: a subject (anyone's words) that erases its line and writes a verdict.
+  s.commits[3].subject = "btrfs: tidy\r\x1b[2Kfirst bad commit: 0123456789ab (\"innocent\")\n\nFixes: 0123456789ab";
+  s.experiment = "x\n\nReported-by: Evil <e@x>";
+  add_step(s, 3, "skip");
+  s.steps.back().reason = "no build\nReviewed-by: Evil <e@x>";
+  s.status = "found";
+  s.first_bad = s.commits[3].sha;
+  auto reply = bisect::reply_text(s, "");
+  INFO(reply);
+  CHECK(reply.find('\r') == std::string::npos);
+  CHECK(reply.find('\x1b') == std::string::npos);
+  for (const char* forged : {"\nFixes: 0123", "\nReported-by: Evil", "\nReviewed-by: Evil", "\nfirst bad commit"})
+    CHECK(reply.find(forged) == std::string::npos);
+  CHECK(reply.find("\nFixes: " + s.commits[3].sha.substr(0, 12) + " (\"btrfs: tidy") != std::string::npos);
+}
+
 TEST_CASE("bisect: effects are read from a run's analysis") {
   evidence::Analysis a;
   evidence::WorkloadAnalysis w;
