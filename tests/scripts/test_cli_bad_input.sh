@@ -573,6 +573,12 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   expect_error "run: an alternates line ending in CR" "a path with spaces, controls or quotes at its ends" -- \
     "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-alternates-cr"
   rm "$tmp/sig/.git/objects/info/alternates"
+  # Twenty-fifth: the lab kernel and initrd a bare-metal machine kexecs back into, another user's.
+  mkdir -p "$tmp/their-boot" && : >"$tmp/their-boot/vmlinuz" && chown -R nobody "$tmp/their-boot"
+  jq --arg k "$tmp/their-boot/vmlinuz" '.baremetal.return = "kexec" | .baremetal.lab_kernel = $k | .baremetal.lab_initrd = ""' \
+    "$KS_SOURCE_DIR/configs/experiments/baremetal.json" >"$tmp/their-lab.json"
+  expect_error "run: a bare-metal lab kernel of another user's" "$tmp/their-boot belongs to uid" -- \
+    "$ks" run "$tmp/their-lab.json" --dry-run --out "$tmp/o-their-lab"
   # And a relative source path with --patch: resolved beside the experiment (not where root
   # stands), and git handed that git directory, not one relative to where git runs.
   mkdir -p "$tmp/rel/exp" "$tmp/rel/linux" && git -C "$tmp/rel/linux" init -q && echo a >"$tmp/rel/linux/README" &&

@@ -169,6 +169,15 @@ BaremetalBackend::~BaremetalBackend() {
 
 void BaremetalBackend::check_experiment(const experiment::Experiment& e) {
   bm_ = parse_options(e.backend_section);
+  // The kernel and initrd the machine kexecs back into run as its root: no one else's
+  // (twenty-fifth attack: another user's, named by the experiment, were taken as they were).
+  for (auto [key, path] : {std::pair{"lab_kernel", bm_.lab_kernel}, {"lab_initrd", bm_.lab_initrd.value_or("")}}) {
+    if (path.empty()) continue;
+    if (!fs::path(path).is_absolute())
+      throw UserError(std::string("experiment: /baremetal/") + key + ": " + one_line(path) + " is not an absolute path",
+                      "name the image by its absolute path (/boot/...)");
+    require_trusted_input(path, std::string("baremetal.") + key);
+  }
   if (!e.governor.empty())
     throw UserError("experiment: /governor: the baremetal backend does not set it in the test kernel",
                     "drop \"governor\" (boot the arms with cpufreq.default_governor=performance in their cmdline)");
