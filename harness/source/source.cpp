@@ -85,8 +85,7 @@ constexpr size_t kMaxGitDirectories = 8;
 // refused where git and a trim would read different paths (twenty-fourth attack: "dir " was
 // checked as "dir", and git opened another user's "dir " beside it) or git would unquote it.
 fs::path path_git_reads(std::string_view text, const fs::path& file) {
-  auto unclear = [](unsigned char c) { return c <= ' ' || c == 0x7f; };
-  if (text.empty() || text.front() == '"' || unclear(text.front()) || unclear(text.back()) ||
+  if (text.empty() || text.front() == '"' || text.front() == ' ' || text.back() == ' ' ||
       std::any_of(text.begin(), text.end(), [](unsigned char c) { return c < ' ' || c == 0x7f; }))
     throw UserError(file.string() + " names \"" + one_line(text.substr(0, 200)) +
                         "\": a path with spaces, controls or quotes at its ends, which git reads as written",
@@ -139,10 +138,12 @@ fs::path require_trusted_git(const fs::path& given) {
       for (auto& line : split(*alternates, '\n')) {
         if (line.empty() || line.starts_with("#")) continue;
         auto store = path_git_reads(line, objects / "info/alternates");
-        if (git_dirs.size() >= kMaxGitDirectories)
+        if (git_dirs.size() >= kMaxGitDirectories) {
           why = (objects / "info/alternates").string() + " chains more than " + std::to_string(kMaxGitDirectories) +
                 " object stores";
-        else git_dirs.push_back(store.is_absolute() ? store : objects / store);
+          break;
+        }
+        git_dirs.push_back(store.is_absolute() ? store : objects / store);
       }
     if (why)
       throw UserError("git source " + repo.string() + ": " + *why +

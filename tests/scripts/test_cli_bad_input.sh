@@ -524,15 +524,17 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
     git -C "$tmp/sig" config gpg.program "$tmp/their-conf/prog.sh"
   jq --arg p "$tmp/sig" '.source = {"kind": "git", "path": $p, "commit": "HEAD"} | .arms.patched = {"commit": "signed"}' \
     "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/sig.json"
-  "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-sig" >/dev/null 2>&1
+  "$ks" run "$tmp/sig.json" --dry-run --out "$tmp/o-sig" >"$tmp/sig.out" 2>&1
   git clone -q "$tmp/sig" "$tmp/upstream" && git -C "$tmp/upstream" config uploadpack.allowFilter true &&
     git -C "$tmp/upstream" config uploadpack.allowAnySHA1InWant true &&
     git clone -q --filter=blob:none --no-checkout "file://$tmp/upstream" "$tmp/partial" &&
     git -C "$tmp/partial" config remote.origin.uploadpack "$tmp/their-conf/prog.sh"
   jq --arg p "$tmp/partial" '.source = {"kind": "git", "path": $p, "commit": "HEAD"}' \
     "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/partial.json"
-  "$ks" run "$tmp/partial.json" --dry-run --out "$tmp/o-partial" >/dev/null 2>&1
+  "$ks" run "$tmp/partial.json" --dry-run --out "$tmp/o-partial" >"$tmp/partial.out" 2>&1
   if [ -e "$tmp/PWNED-git" ]; then echo "FAIL: git ran a program another user can change (gpg.program, a lazy fetch's uploadpack)"; failures=$((failures + 1))
+  elif ! grep -q "then its diff to signed" "$tmp/sig.out" || ! grep -q "$tmp/partial" "$tmp/partial.out"; then
+    echo "FAIL: the gpgsig or partial-clone case stopped before git ran: $(tail -n 2 "$tmp/sig.out" "$tmp/partial.out")"; failures=$((failures + 1))
   else echo "ok   git runs no program the config names: a gpgsig commit, a partial clone's missing objects"; fi
   git -C "$tmp/sig" config --unset gpg.program && git -C "$tmp/sig" config filter.x.smudge "$tmp/their-conf/prog.sh"
   expect_error "run: a git config naming a filter program" "names a filter program (filter.x.smudge)" -- \
