@@ -6,12 +6,54 @@
 #include <cmath>
 #include <map>
 
+#include "experiment/experiment.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace ks::bisect {
 
 using nlohmann::json;
+
+namespace {
+
+bool is_commit_id(const std::string& s) {  // SHA-1 or SHA-256, as git prints them
+  return (s.size() == 40 || s.size() == 64) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+template <size_t N>
+bool one_of(const std::string& word, const char* const (&words)[N]) {
+  return std::find(std::begin(words), std::end(words), word) != std::end(words);
+}
+
+// The words of a state the reply and the progress lines are made of are what a bisection
+// writes (twenty-sixth attack: an effect's workload "x\nSigned-off-by: ..." in the reply).
+void check_words(const State& s, const std::string& origin) {
+  auto refuse = [&](const std::string& what, const std::string& word) {
+    throw UserError(origin + " is not a bisect state as ksandwich writes it: " + what + " \"" +
+                        one_line(word.substr(0, 80)) + "\"",
+                    "restore bisect.json as ksandwich wrote it, or bisect into a new --out");
+  };
+  if (!one_of(s.status, kStatuses)) refuse("the status", s.status);
+  for (auto* c : {&s.good, &s.bad})
+    if (!is_commit_id(c->sha)) refuse("the commit", c->sha);
+  for (auto& c : s.commits)
+    if (!is_commit_id(c.sha)) refuse("the commit", c.sha);
+  if (!s.first_bad.empty() && !is_commit_id(s.first_bad)) refuse("the first bad commit", s.first_bad);
+  for (auto& c : s.suspects)
+    if (!is_commit_id(c)) refuse("the suspect", c);
+  for (auto& step : s.steps) {
+    if (!one_of(step.role, kRoles)) refuse("a step's role", step.role);
+    if (!step.verdict.empty() && !one_of(step.verdict, kStepVerdicts)) refuse("a step's verdict", step.verdict);
+    if (!is_commit_id(step.commit)) refuse("a step's commit", step.commit);
+    for (auto& e : step.effects) {
+      if (!experiment::is_plain_name(e.workload)) refuse("an effect's workload", e.workload);
+      if (!one_of(e.verdict, evidence::kVerdicts)) refuse("an effect's verdict", e.verdict);
+    }
+  }
+}
+
+}  // namespace
 
 State parse_state(const std::string& text, const std::string& origin) {
   auto j = json::parse(text, nullptr, false);
@@ -23,6 +65,7 @@ State parse_state(const std::string& text, const std::string& origin) {
     if (s.version != 1)
       throw UserError(origin + " has state version " + std::to_string(s.version) + "; this ksandwich writes 1",
                       "resume it with the ksandwich that started it, or bisect into a new --out");
+    check_words(s, origin);
     return s;
   } catch (const json::exception& e) {
     throw UserError(origin + " is not a bisect state: " + e.what(),
@@ -162,7 +205,7 @@ std::string effect_line(const Effect& e) {
   if (e.has_interval)
     line += fmt::format(" ({:.0f}% CI {} .. {})", 100 * e.level, percent(e.low), percent(e.high));
   line += fmt::format(", {} blocks, {}", e.blocks, e.verdict);
-  return line;
+  return one_line(line);
 }
 
 }  // namespace

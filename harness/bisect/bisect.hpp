@@ -45,11 +45,16 @@ struct Effect {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Effect, workload, metric, higher_is_better, verdict,
                                                 ratio, low, high, level, has_interval, blocks)
 
+// The words a state holds, the tables its reader checks it against.
+inline constexpr const char* kRoles[] = {"initial", "candidate"};
+inline constexpr const char* kStepVerdicts[] = {"good", "bad", "skip", "none"};  // none: bad is not worse
+inline constexpr const char* kStatuses[] = {"running", "found", "ambiguous", "no-regression", "invalid", "inconclusive"};
+
 struct Step {
   std::string role;     // initial (bad vs good) | candidate
   std::string commit;   // full id of the kernel compared against good
   std::string dir;      // its run directory (bundle.json there); empty when nothing ran
-  std::string verdict;  // good | bad | skip; empty while it runs
+  std::string verdict;  // one of kStepVerdicts; empty while it runs
   std::string reason;   // why that verdict, one line
   int run_exit = -1;    // the run's exit code; -1 when no run finished
   std::vector<Effect> effects;
@@ -69,15 +74,15 @@ struct State {
   Commit good, bad;
   std::vector<Commit> commits;    // good..bad, oldest first, bad last (first-parent order)
   std::vector<Step> steps;        // the initial comparison first
-  // running | found | ambiguous | no-regression | invalid | inconclusive
-  std::string status = "running";
+  std::string status = "running";  // one of kStatuses
   std::string first_bad;              // found: the first bad commit
   std::vector<std::string> suspects;  // ambiguous: skipped commits and the first known bad
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(State, version, experiment, experiment_sha256, repo,
                                                 good, bad, commits, steps, status, first_bad, suspects)
 
-// Throws UserError naming what is wrong when TEXT is not a bisect state.
+// Throws UserError naming what is wrong when TEXT is not a bisect state, or holds a word
+// (status, role, verdict, commit id, workload) a bisection does not write.
 State parse_state(const std::string& text, const std::string& origin);
 
 // The workloads of a run's analysis as effects.

@@ -87,10 +87,10 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
   }
   auto s = bisect::parse_state(read_file(file), file.string());
   std::vector<std::string> differ;
-  if (s.repo != fresh.repo) differ.push_back("git tree " + s.repo);
+  if (s.repo != fresh.repo) differ.push_back("git tree " + one_line(s.repo));
   if (s.good.sha != fresh.good.sha) differ.push_back("good " + s.good.sha.substr(0, 12));
   if (s.bad.sha != fresh.bad.sha) differ.push_back("bad " + s.bad.sha.substr(0, 12));
-  if (s.experiment_sha256 != fresh.experiment_sha256) differ.push_back("the experiment " + s.experiment + " as it was then");
+  if (s.experiment_sha256 != fresh.experiment_sha256) differ.push_back("the experiment " + one_line(s.experiment) + " as it was then");
   std::vector<std::string> ids, fresh_ids;
   for (auto& c : s.commits) ids.push_back(c.sha);
   for (auto& c : fresh.commits) fresh_ids.push_back(c.sha);
@@ -98,13 +98,24 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
   if (!differ.empty())
     throw UserError(o.out_dir.string() + " holds another bisection (" + join(differ, ", ") + ")",
                     "rerun it with the same experiment, --good and --bad to continue, or choose a new --out DIR");
-  // The file may have been edited: a step's directory (removed and rewritten when its run
-  // restarts) must be the one this command would have chosen.
-  for (size_t i = 0; i < s.steps.size(); ++i)
-    if (fs::path(s.steps[i].dir) != step_dir(o.out_dir, i, s.steps[i].commit))
-      throw UserError(file.string() + ": step " + std::to_string(i) + " names the directory " + s.steps[i].dir +
-                          ", not " + step_dir(o.out_dir, i, s.steps[i].commit).string(),
-                      "restore bisect.json as ksandwich wrote it, or start again with a new --out DIR");
+  // The file may have been edited: every commit it names is one of good..bad, and a step's
+  // directory (removed and rewritten when its run restarts) is the one this command would
+  // have chosen. What git says of the commits is taken from git, not from the file.
+  auto edited = [&](const std::string& what) {
+    return UserError(file.string() + ": " + what, "restore bisect.json as ksandwich wrote it, or start again with a new --out DIR");
+  };
+  auto in_range = [&](const std::string& sha) { return std::find(ids.begin(), ids.end(), sha) != ids.end(); };
+  if (!s.first_bad.empty() && !in_range(s.first_bad)) throw edited("the first bad commit is not one of good..bad");
+  for (auto& suspect : s.suspects)
+    if (!in_range(suspect)) throw edited("a suspect is not one of good..bad");
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const auto& step = s.steps[i];
+    if (!in_range(step.commit)) throw edited("step " + std::to_string(i) + " measures a commit not of good..bad");
+    if (fs::path(step.dir) != step_dir(o.out_dir, i, step.commit))
+      throw edited("step " + std::to_string(i) + " names the directory " + one_line(step.dir) + ", not " +
+                   step_dir(o.out_dir, i, step.commit).string());
+  }
+  s.good = fresh.good, s.bad = fresh.bad, s.commits = fresh.commits;
   return s;
 }
 
@@ -266,9 +277,11 @@ bisect::Step& open_step(bisect::State& s, const fs::path& out, const std::string
 void tell(const bisect::State& s, const bisect::Step& step) {
   std::string figures;
   for (auto& e : step.effects) figures += fmt::format(" {} {} {}", e.workload, bisect::percent(e.ratio), e.verdict);
-  fmt::print(stderr, "bisect: {} {}: {}{} ({}; {})\n", step.role, bisect::commit_reference(bisect::find_commit(s, step.commit)),
-             step.verdict, figures, step.reason,
-             step.measured_in.empty() ? fmt::format("{:.0f} s", step.seconds) : "measured in " + step.measured_in);
+  // The reason and where it was measured may come from bisect.json: one line.
+  fmt::print(stderr, "bisect: {}\n",
+             one_line(fmt::format("{} {}: {}{} ({}; {})", step.role, bisect::commit_reference(bisect::find_commit(s, step.commit)),
+                                  step.verdict, figures, step.reason,
+                                  step.measured_in.empty() ? fmt::format("{:.0f} s", step.seconds) : "measured in " + step.measured_in)));
 }
 
 int finish(const BisectOptions& o, bisect::State& s) {
@@ -288,7 +301,7 @@ int finish(const BisectOptions& o, bisect::State& s) {
     throw UserError((o.out_dir / kStateFile).string() + " records no step, yet says " + one_line(s.status),
                     "--out a new directory to bisect again");
   const auto& first = s.steps.front();
-  fmt::print("bisect: bad vs good shows no regression to bisect ({}); bundle: {}\n", s.status, first.dir);
+  fmt::print("bisect: bad vs good shows no regression to bisect ({}); bundle: {}\n", s.status, one_line(first.dir));
   if (s.status == "no-regression") return kExitOk;
   return s.status == "invalid" ? kExitPointFailed : kExitInconclusive;
 }

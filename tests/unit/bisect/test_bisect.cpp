@@ -269,6 +269,47 @@ TEST_CASE("bisect: the state file round-trips and a foreign file is refused") {
   CHECK_THROWS_AS(bisect::parse_state(j.dump(), "bisect.json"), UserError);
 }
 
+TEST_CASE("bisect: a state holding a word no bisection writes is refused, naming it") {
+  // Twenty-sixth attack: an effect's workload in bisect.json that puts a trailer and escape
+  // sequences into the reply, a status that clears the screen.
+  auto s = state_of(7);
+  add_step(s, 3, "bad");
+  s.steps.back().effects = {effect("REGRESSION", 1.69, 1.6, 1.8)};
+  s.status = "found";
+  s.first_bad = s.commits[3].sha;
+  const auto good = nlohmann::json(s);
+  CHECK_NOTHROW(bisect::parse_state(good.dump(), "bisect.json"));
+  auto refused = [&](const nlohmann::json::json_pointer& at, const nlohmann::json& value, const std::string& says) {
+    auto j = good;
+    j[at] = value;
+    try {
+      bisect::parse_state(j.dump(), "bisect.json");
+      FAIL_CHECK("accepted " << at.to_string() << " = " << value.dump());
+    } catch (const UserError& e) {
+      std::string what = e.what();
+      INFO(what);
+      CHECK(what.find(says) != std::string::npos);
+      CHECK(what.find('\x1b') == std::string::npos);
+      CHECK(what.find("\nSigned-off-by") == std::string::npos);
+    }
+  };
+  using P = nlohmann::json::json_pointer;
+  refused(P("/steps/1/effects/0/workload"), "x\nSigned-off-by: Evil <e@x>\n\x1b]0;pwned\x07", "an effect's workload");
+  refused(P("/steps/1/effects/0/verdict"), "REGRESSION\nFixes: 0123", "an effect's verdict");
+  refused(P("/status"), "weird\x1b[2J", "the status");
+  refused(P("/steps/1/role"), "candidate\x1b[2K", "a step's role");
+  refused(P("/steps/1/verdict"), "maybe", "a step's verdict");
+  refused(P("/steps/1/commit"), "../../../../", "a step's commit");
+  refused(P("/first_bad"), "abc\ndef", "the first bad commit");
+  refused(P("/commits/2/sha"), std::string(40, 'g'), "the commit");
+  refused(P("/suspects"), nlohmann::json::array({"HEAD"}), "the suspect");
+  // What a bisection does write: a step still running has no verdict, bad not worse: none.
+  auto running = good;
+  running["steps"][1]["verdict"] = "";
+  running["steps"][0]["verdict"] = "none";
+  CHECK_NOTHROW(bisect::parse_state(running.dump(), "bisect.json"));
+}
+
 TEST_CASE("bisect: the reply names the commit as a Fixes: line, with figures and every bundle") {
   auto s = state_of(7);
   s.experiment = "bisect.json";
