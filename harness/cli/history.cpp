@@ -49,7 +49,7 @@ void set_history_command(CLI::App& app, Context& context) {
     history::Store store(*db, history::Store::Open::kExisting);
     auto runs = store.runs(*experiment);
     if (*json_out) {
-      fmt::print("{}\n", nlohmann::json(runs).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", nlohmann::json(runs).dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     } else {
       fmt::print("{:>4}  {:<20}  {:<16}  {:<14}  {}\n", "run", "created", "experiment", "verdict", "tip");
       for (auto& r : runs)
@@ -72,7 +72,7 @@ void set_history_command(CLI::App& app, Context& context) {
     if (*json_out) {
       nlohmann::json j = *run;
       j["workloads"] = workloads;
-      fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
       context.exit_code = 0;
       return;
     }

@@ -27,7 +27,7 @@ void set_validate_command(CLI::App& app, Context& context) {
     check_json_file(args->bundle, "bundle");
     auto v = pipeline::validate_bundle_file(args->bundle);
     if (args->format == "json") {
-      fmt::print("{}\n", nlohmann::json(v).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", nlohmann::json(v).dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
     } else {
       for (auto& e : v.schema_errors) fmt::print(stderr, "invalid: {}\n", one_line(pipeline::describe(e)));
       for (auto& m : v.recomputed_mismatches) fmt::print(stderr, "invalid: {}\n", one_line(pipeline::describe(m)));

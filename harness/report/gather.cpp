@@ -89,7 +89,8 @@ std::string json_view(const std::vector<GatheredRun>& runs, bool series) {
     j["runs"].push_back(run);
   }
   if (series) j["series"] = series_costs(runs);
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // not UTF-8: U+FFFD
+  // Anyone's words (a run's problem, a bundle's fields) as \u escapes: nothing a terminal acts on.
+  return j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";  // not UTF-8: U+FFFD
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "util/files.hpp"
+
 namespace ks::progress {
 namespace {
 
@@ -76,11 +78,11 @@ void Line::show(const std::string& status, bool milestone) {
   if (live_) {
     if (!milestone && since < o_.live_interval_s) return;
     // One column short of the width: a line that fills it wraps on some terminals.
-    std::fprintf(o_.out, "\r\033[K%s", fit(status, o_.width > 1 ? o_.width - 1 : o_.width).c_str());
+    std::fprintf(o_.out, "\r\033[K%s", fit(one_line(status), o_.width > 1 ? o_.width - 1 : o_.width).c_str());
     g_open = o_.out;
   } else {
     if (status == last_text_ || (!milestone && since < o_.log_interval_s)) return;
-    std::fprintf(o_.out, "%s\n", status.c_str());
+    std::fprintf(o_.out, "%s\n", one_line(status).c_str());
   }
   std::fflush(o_.out);
   last_shown_ = now;
@@ -90,7 +92,7 @@ void Line::show(const std::string& status, bool milestone) {
 void Line::note(const std::string& line) {
   if (!o_.out) return;
   erase_open_line(o_.out);
-  std::fprintf(o_.out, "%s\n", line.c_str());
+  std::fprintf(o_.out, "%s\n", printable_lines(line).c_str());
   std::fflush(o_.out);
   // The status shows again at its next update, in a log too.
   last_text_.clear();
@@ -104,7 +106,7 @@ void Line::clear() {
 
 void say(const std::string& line) {
   erase_open_line(stderr);
-  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fprintf(stderr, "%s\n", printable_lines(line).c_str());
   std::fflush(stderr);
 }
 

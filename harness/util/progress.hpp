@@ -6,7 +6,9 @@
 // stays - a note, or a message from elsewhere through say() - first erases it. In a log (not
 // a terminal) every status is a plain line, printed when `log_interval_s` has passed since the
 // last one or when it marks a new phase (a milestone), never the same text twice in a row.
-// The clock is injected so the throttling is tested without waiting.
+// The clock is injected so the throttling is tested without waiting. What is printed may hold
+// a guest console's or a build's words: a status is one line, a note printable lines (no
+// escape sequence reaches the terminal).
 #include <cstdio>
 #include <functional>
 #include <optional>

@@ -116,3 +116,17 @@ TEST_CASE("progress: a silent line prints nothing") {
   line.note("anything");
   CHECK_FALSE(line.live());
 }
+
+TEST_CASE("progress: a guest console's escape sequences never reach the terminal") {
+  // Twenty-sixth attack: a point's failure quotes the guest console, which a kernel built from
+  // anyone's patch writes; a status may hold a build's words.
+  Captured c;
+  {
+    progress::Line line(c.options(false));
+    line.show("[point 1/3 control] \x1b]0;pwned\x07 booting", true);
+    line.note("[point 1/3 control] failed: guest kernel panicked: \x1b[2J\xc2\x9b" "31m\r");
+  }
+  CHECK(c.text() ==
+        "[point 1/3 control]  ]0;pwned  booting\n"
+        "[point 1/3 control] failed: guest kernel panicked:  [2J 31m \n");
+}
