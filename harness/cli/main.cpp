@@ -157,9 +157,12 @@ int main(int argc, char** argv) {
 
   ks::proc::install_interrupt_handlers();
   // Messages quote the files they are about, which someone else may have written: no control
-  // character of theirs reaches the terminal.
+  // character of theirs reaches the terminal, and a line of theirs is indented, never one
+  // that reads as ksandwich's own "ksandwich: hint: ...".
   auto say = [](const char* kind, const std::string& text) {
-    std::fprintf(stderr, "ksandwich: %s: %s\n", kind, ks::printable_lines(text).c_str());
+    std::string lines = ks::printable_lines(text);
+    for (size_t at = lines.find('\n'); at != std::string::npos; at = lines.find('\n', at + 1)) lines.insert(at + 1, "  ");
+    std::fprintf(stderr, "ksandwich: %s: %s\n", kind, lines.c_str());
   };
   try {
     check_subcommand_name(app, argc, argv);

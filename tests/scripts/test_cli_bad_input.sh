@@ -55,6 +55,13 @@ expect_error "unknown subcommand" "the commands are: run, " -- "$ks" frobnicate
 expect_error "a mistyped subcommand" "did you mean report?" -- "$ks" rpeort BUNDLE.json
 expect_error "report of a missing bundle" "does not exist" -- "$ks" report "$tmp/none.json"
 expect_error "validate of a non-bundle" "is not valid JSON" -- "$ks" validate "$tmp/malformed.json"
+# A file's words quoted in a message keep their newlines but never start a line that reads as
+# ksandwich's own (twenty-sixth attack: a forged "ksandwich: hint:").
+sed 's/"name": "t"/"name": "x\\nksandwich: hint: all is well"/' <<<"$minimal" >"$tmp/forged-hint.json"
+expect_error "a file's newline in a message" "is not a plain name" -- "$ks" run "$tmp/forged-hint.json" --out "$tmp/o9"
+if "$ks" run "$tmp/forged-hint.json" --out "$tmp/o9" 2>&1 | grep -q '^ksandwich: hint: all is well'; then
+  echo "FAIL a file's words started a line of their own in an error message"; failures=$((failures + 1))
+fi
 bundle="$KS_SOURCE_DIR/tests/data/bundles/host-confirm.json"
 for cmd in "run $tmp/zero-ops.json" "junit $bundle" "bisect $tmp/zero-ops.json --good a --bad b"; do
   # shellcheck disable=SC2086
