@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -231,6 +232,9 @@ std::vector<std::string> confined(std::vector<std::string> argv, const fs::path&
                     "apt-get install bubblewrap (tools/setup.sh installs it), or build as a user");
   fs::create_directories(objdir);
   fs::create_directories(ccache_dir);
+  // bwrap binds where a link leads (twenty-seventh attack: a patch that made ks-out a link to
+  // a directory of root's made that directory writable to the patch's Makefile).
+  if (fs::is_symlink(objdir)) throw SystemError("confine make", objdir.string() + " is a symbolic link");
   // A writable ccache directory above the tree would make the tree writable again.
   const auto cache = fs::canonical(ccache_dir), source = fs::canonical(tree);
   if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
@@ -322,12 +326,17 @@ void copy_tree(const fs::path& from, const fs::path& to, bool hardlink) {
   if (!r.ok()) throw SystemError("copy " + from.string(), r.describe());
 }
 
+// Whether root may act on NAME, a path a diff names, within the tree: relative, with no ".."
+// anywhere (through a link it need not be undone by the name before it).
+bool stays_in_tree(const fs::path& name) {
+  return !name.empty() && !name.is_absolute() &&
+         std::none_of(name.begin(), name.end(), [](auto& c) { return c == ".."; });
+}
+
 // Applies every patch in order, each checked with a dry run first, so a failure names
-// the file and the hunk. Returns the files patched. Throws UserError; the caller's temp
-// tree (half-patched or not) is discarded.
-std::vector<std::string> apply_patches(const Inputs& in, const fs::path& tree,
-                                       const fs::path& scratch, const fs::path& log) {
-  std::vector<std::string> patched;
+// the file and the hunk. Throws UserError; the caller's temp tree (half-patched or not) is
+// discarded.
+void apply_patches(const Inputs& in, const fs::path& tree, const fs::path& scratch, const fs::path& log) {
   std::ofstream out(log, std::ios::app);
   for (size_t i = 0; i < in.patches.size(); ++i) {
     const auto& p = in.patches[i];
@@ -352,10 +361,7 @@ std::vector<std::string> apply_patches(const Inputs& in, const fs::path& tree,
     auto applied = proc::run(command(argv, 5min));
     out << "$ patch " << p.file << "\n" << applied.out << applied.err;
     if (!applied.ok()) throw SystemError("patch " + which, applied.describe());
-    for (auto& line : split(applied.out, '\n'))
-      if (starts_with(line, "patching file ")) patched.push_back(trim(line.substr(14)));
   }
-  return patched;
 }
 
 struct NormalizedConfig {
@@ -542,9 +548,7 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
       // A name that could leave the tree (a .. anywhere: through a link it need not be undone
       // by the name before it; /) is never copied: patch(1) refuses it anyway, and a hostile
       // patch would have a file outside the tree copied, or the copy written outside scratch.
-      const fs::path name(f);
-      if (name.empty() || name.is_absolute() || std::any_of(name.begin(), name.end(), [](auto& c) { return c == ".."; }))
-        continue;
+      if (!stays_in_tree(f)) continue;
       if (fs::exists(tree / f)) continue;
       if (!in.source.tree.empty()) {
         if (!fs::is_regular_file(in.source.tree / f)) continue;
@@ -777,21 +781,29 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
 
   progress.stage(in.arm, "copy source");
   copy_tree(in.source.tree, tree, true);  // hard links: patch(1) replaces, never edits in place
-  std::vector<std::string> patched_files;
   if (!in.patches.empty()) {
     progress.stage(in.arm, "patch");
-    patched_files = apply_patches(in, tree, work.path(), log);
+    apply_patches(in, tree, work.path(), log);
   }
+  // The build's own directory is made here, never found: a link there (twenty-seventh attack:
+  // a patch that makes ks-out a link) would send what root writes into it, and what bwrap
+  // lets make write, wherever it leads.
+  if (fs::symlink_status(objdir).type() != fs::file_type::not_found)
+    throw UserError("the source or a patch makes " + objdir.filename().string() + " at the top of the kernel tree, "
+                        "the directory ksandwich builds in",
+                    "leave " + objdir.filename().string() + " out of the patches and the source; nothing was built");
   if (control) {
     progress.stage(in.arm, "copy control objects");
     copy_tree(control->build_dir / "linux" / kObjDir, objdir, false);
     // The copied objects are newer than the patched sources' original times; make the
-    // patched files newer than every object so Kbuild rebuilds exactly what they touch.
-    auto now = fs::file_time_type::clock::now();
-    std::error_code gone;  // a file the patches delete has no time to set
-    for (auto& f : patched_files) fs::last_write_time(tree / f, now, gone);
+    // patched files newer than every object so Kbuild rebuilds exactly what they touch. The
+    // names are the diffs' own (patch(1)'s output can be made to name any file), and a link
+    // keeps its target's time. A file the patches delete has no time to set.
+    for (auto& p : in.patches)
+      for (auto& f : p.files)
+        if (stays_in_tree(f)) ::utimensat(AT_FDCWD, (tree / f).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
   } else {
-    fs::create_directories(objdir);
+    fs::create_directory(objdir);
   }
 
   progress.stage(in.arm, "config");

@@ -258,6 +258,59 @@ TEST_CASE("as root, a patch's Makefile runs confined: it cannot write outside th
   CHECK_FALSE(fs::exists(*r.ccache_dir / "run-listing"));
 }
 
+TEST_CASE("as root, a patch that makes the build's directory a link, or names files in patch's output, writes nothing outside",
+          "[build][hostile]") {
+  KS_SKIP_UNLESS(::geteuid() == 0, "make runs confined only for root; others build with their own rights");
+  KS_SKIP_UNLESS(ks::proc::have_program("bwrap"), "needs bwrap (apt-get install bubblewrap)");
+  for (auto tool : {"make", "tar", "patch", "cp"}) KS_SKIP_UNLESS(ks::proc::have_program(tool), std::string("needs ") + tool);
+  Scratch s;
+  // A kernel source in miniature: the config targets and a bzImage that writes into O=.
+  fs::create_directories(s.path / "linux-6.1");
+  ks::write_file(s.path / "linux-6.1/Makefile",
+                 "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\nEXTRAVERSION =\n"
+                 "tinyconfig olddefconfig:\n\t@touch $(O)/.config\n"
+                 "bzImage:\n\t@mkdir -p $(O)/include/config $(O)/arch/x86/boot\n"
+                 "\t@echo 6.1.0 > $(O)/include/config/kernel.release\n"
+                 "\t@echo kernel > $(O)/arch/x86/boot/bzImage\n"
+                 "\t@echo planted > $(O)/planted\n");
+  ks::proc::run_checked(command({"tar", "-czf", (s.path / "linux.tar.gz").string(), "-C", s.path.string(), "linux-6.1"}));
+  ks::write_file(s.path / "empty.config", "");
+  const auto victim = s.path / "victim";  // root's, outside the build
+  fs::create_directories(victim);
+  ks::write_file(victim / "existing", "root's file\n");
+  const auto old_time = fs::last_write_time(victim / "existing") - std::chrono::hours(24 * 365);
+  fs::last_write_time(victim / "existing", old_time);
+
+  ks::kernel::BuildRequest r;
+  r.arm = "patched";
+  r.source = {"tarball", (s.path / "linux.tar.gz").string(), ""};
+  r.config.fragments = {(s.path / "empty.config").string()};
+  r.cache_root = s.path / "cache";
+  r.use_ccache = false;
+  r.ccache_dir = s.path / "ccache";
+  r.jobs = 1;
+  r.make_timeout = std::chrono::minutes(2);
+  // Twenty-seventh attack: ks-out, the directory the build writes and bwrap lets make write,
+  // made a link by the patch: the control objects were copied, the .config written and make
+  // given write access where it led.
+  ks::write_file(s.path / "link.patch", "diff --git a/ks-out b/ks-out\nnew file mode 120000\n--- /dev/null\n+++ b/ks-out\n"
+                                        "@@ -0,0 +1 @@\n+" + victim.string() + "\n\\ No newline at end of file\n");
+  r.patches = {(s.path / "link.patch").string()};
+  auto refused = user_error_of([&] { ks::kernel::build_arm(r, ks::kernel::Progress::silent()); });
+  CHECK(contains(refused, "makes ks-out at the top of the kernel tree"));
+  CHECK(entries(victim) == std::set<std::string>{"existing"});
+  // A file name of the diff that makes patch(1) print "patching file <any path>": root set
+  // that file's time (Low, same pass). The build goes on; the file outside is untouched.
+  const auto quoted = "\"b/foo\\npatching file " + (victim / "existing").string() + "\\nbar\"";
+  ks::write_file(s.path / "name.patch", "diff --git " + quoted + " " + quoted + "\nnew file mode 100644\n--- /dev/null\n+++ " +
+                                            quoted + "\n@@ -0,0 +1 @@\n+x\n");
+  r.patches = {(s.path / "name.patch").string()};
+  auto built = ks::kernel::build_arm(r, ks::kernel::Progress::silent());
+  CHECK(built.identity["build"]["mode"] == "incremental");
+  CHECK(fs::last_write_time(victim / "existing") == old_time);
+  CHECK(entries(victim) == std::set<std::string>{"existing"});
+}
+
 TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the cache",
           "[build][bad-input]") {
   KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
