@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -75,6 +76,56 @@ void save(const fs::path& dir, const bisect::State& s) {
 }
 
 // The state in DIR, or a new one; refuses a DIR that belongs to another bisection.
+bool same_tree(const std::string& repo, const std::string& a, const std::string& b) {
+  return trim(git(repo, {"rev-parse", a + "^{tree}"})) == trim(git(repo, {"rev-parse", b + "^{tree}"}));
+}
+
+// The initial step's verdict from the good-to-bad analysis, and the bisection's end when bad
+// is not measurably worse.
+void judge_initial(bisect::State& s, bisect::Step& initial, const evidence::Analysis& analysis) {
+  auto regressed = bisect::regressed_effects(s);
+  initial.verdict = regressed.empty() ? "none" : "bad";
+  initial.reason = regressed.empty() ? "bad is not measurably worse than good: " + analysis.verdict
+                                     : "the good-to-bad effect the steps are judged against";
+  if (regressed.empty())
+    s.status = analysis.verdict == "INVALID" ? "invalid" : analysis.verdict == "INCONCLUSIVE" ? "inconclusive" : "no-regression";
+}
+
+void judge_candidate(const bisect::State& s, bisect::Step& step) {
+  auto c = bisect::classify(bisect::regressed_effects(s), step.effects);
+  step.verdict = c.verdict;
+  step.reason = c.reason;
+}
+
+// What bisect.json concludes is derived again, not taken from it (twenty-seventh attack: a
+// file that names any commit first bad, nothing measured): each decided step's effects are
+// read from its run's bundle and its verdict follows from them; a step decided without a run
+// is a candidate with good's tree, or a skip (a skip cannot make a commit first bad); the
+// status follows from the steps.
+void rederive(bisect::State& s, const std::function<UserError(const std::string&)>& edited) {
+  s.status = "running";
+  s.first_bad.clear();
+  s.suspects.clear();
+  for (size_t i = 0; i < s.steps.size() && s.status == "running"; ++i) {
+    auto& step = s.steps[i];
+    if ((i == 0) != (step.role == "initial")) throw edited("step " + std::to_string(i) + " is not where its role belongs");
+    if (step.verdict.empty()) continue;  // cut short: its run resumes
+    if (step.run_exit < 0) {
+      step.effects.clear();
+      if (step.role == "initial" || (step.verdict != "skip" && !same_tree(s.repo, s.good.sha, step.commit)))
+        throw edited("step " + std::to_string(i) + " says " + step.verdict + " with no run");
+      continue;
+    }
+    if (!fs::exists(bundle_in(step.dir))) throw edited("step " + std::to_string(i) + " says it ran, and no bundle is in its directory");
+    auto bundle = load_bundle(bundle_in(step.dir));
+    if (!bundle.analysis) throw edited("the run of step " + std::to_string(i) + " left no analysis");
+    step.effects = bisect::effects_of(*bundle.analysis);
+    step.run_exit = analysis::exit_code_for(bundle);
+    if (step.role == "initial") judge_initial(s, step, *bundle.analysis);
+    else judge_candidate(s, step);
+  }
+}
+
 bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
   auto file = o.out_dir / kStateFile;
   if (!fs::exists(file)) {
@@ -85,7 +136,7 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
     save(o.out_dir, fresh);
     return fresh;
   }
-  auto s = bisect::parse_state(read_file(file), file.string());
+  auto s = bisect::parse_state(read_input_file(file, kMaxInputBytes, "bisect state"), file.string());
   std::vector<std::string> differ;
   if (s.repo != fresh.repo) differ.push_back("git tree " + one_line(s.repo));
   if (s.good.sha != fresh.good.sha) differ.push_back("good " + s.good.sha.substr(0, 12));
@@ -116,6 +167,7 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
                    step_dir(o.out_dir, i, step.commit).string());
   }
   s.good = fresh.good, s.bad = fresh.bad, s.commits = fresh.commits;
+  rederive(s, edited);
   return s;
 }
 
@@ -133,8 +185,7 @@ class Driver {
   // Measures COMMIT against good as step STEP (already in the state, possibly half done).
   std::optional<evidence::Analysis> measure(bisect::Step& step) {
     auto started = Clock::now();
-    if (trim(git(s_.repo, {"rev-parse", s_.good.sha + "^{tree}"})) ==
-        trim(git(s_.repo, {"rev-parse", step.commit + "^{tree}"}))) {
+    if (same_tree(s_.repo, s_.good.sha, step.commit)) {
       if (step.role == "initial")
         throw UserError("good and bad have the same tree: nothing to bisect", "give a bad commit that changes the kernel");
       step.verdict = "good";
@@ -394,21 +445,12 @@ int bisect(const BisectOptions& o) {
     auto& step = open_step(s, o.out_dir, "initial", s.bad.sha);
     fmt::print(stderr, "bisect: {} commits; measuring bad {} against good {} first\n", s.commits.size(),
                s.bad.sha.substr(0, 12), s.good.sha.substr(0, 12));
-    auto analysis = driver.measure(step);
-    auto regressed = bisect::regressed_effects(s);
-    step.verdict = regressed.empty() ? "none" : "bad";
-    step.reason = regressed.empty() ? "bad is not measurably worse than good: " + analysis->verdict
-                                    : "the good-to-bad effect the steps are judged against";
+    judge_initial(s, step, *driver.measure(step));
     tell(s, step);
-    if (regressed.empty()) {
-      s.status = analysis->verdict == "INVALID" ? "invalid"
-                 : analysis->verdict == "INCONCLUSIVE" ? "inconclusive" : "no-regression";
-      return finish(o, s);
-    }
+    if (s.status != "running") return finish(o, s);
     save(o.out_dir, s);
   }
 
-  auto regressed = bisect::regressed_effects(s);
   for (;;) {
     auto next = bisect::next_step(s);
     if (!next.candidate) {
@@ -427,11 +469,7 @@ int bisect(const BisectOptions& o) {
     auto& step = open_step(s, o.out_dir, "candidate", commit.sha);
     fmt::print(stderr, "bisect: measuring {} against good{}\n", bisect::commit_reference(commit),
                again ? " again (its run was skipped)" : "");
-    if (driver.measure(step)) {  // measured (else decided without a run: same tree, failed build)
-      auto c = bisect::classify(regressed, step.effects);
-      step.verdict = c.verdict;
-      step.reason = c.reason;
-    }
+    if (driver.measure(step)) judge_candidate(s, step);  // measured (else decided without a run: same tree, failed build)
     tell(s, step);
     save(o.out_dir, s);
   }

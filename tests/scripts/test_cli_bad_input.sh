@@ -360,7 +360,47 @@ if [ "$(id -u)" -eq 0 ]; then
   fi
   expect_error "bisect --measured: a directory another user can change" "--measured $tmp/ser-theirs: $tmp/ser-theirs belongs to uid" -- \
     "$ks" bisect "$KS_SOURCE_DIR/configs/experiments/nightly-git.json" --good a --bad b --measured "$tmp/ser-theirs" --out "$tmp/bis-mine"
-  # Seventh attack: what KSANDWICH_HOME and KSANDWICH_AGENT name, root runs (fio jobs, patches,
+  # Twenty-seventh attack: a bisect state that concludes what nothing measured (a first bad
+# commit, a candidate "bad" with no run) is refused, and so is a state file that is a FIFO.
+if command -v git >/dev/null && command -v jq >/dev/null; then
+  repo="$tmp/bis-repo"
+  mkdir "$repo" && git -C "$repo" init -q
+  for i in 1 2 3 4; do
+    echo "$i" >"$repo/f" && git -C "$repo" add f && git -C "$repo" -c user.name=t -c user.email=t@t commit -qm "commit $i"
+  done
+  jq --arg r "$repo" '.source.path = $r | .source.commit = "HEAD"' "$KS_SOURCE_DIR/configs/experiments/nightly-git.json" >"$tmp/bis.json"
+  mkdir "$tmp/bis-forged"
+  python3 - "$tmp/bis-forged" "$tmp/bis.json" "$repo" <<'PY'
+import hashlib, json, subprocess, sys
+out, exp, repo = sys.argv[1:]
+git = lambda *a: subprocess.run(["git", "-C", repo, *a], check=True, capture_output=True, text=True).stdout.strip()
+sha = lambda rev: git("rev-parse", rev)
+commits = [{"sha": c, "subject": ""} for c in git("rev-list", "--reverse", "--first-parent", "HEAD~3..HEAD").split()]
+bad, second = commits[-1]["sha"], commits[0]["sha"]
+effect = {"workload": "clone", "metric": "ns_per_op", "verdict": "REGRESSION", "ratio": 1.2, "low": 1.1, "high": 1.3,
+          "has_interval": True, "blocks": 6}
+step = lambda i, role, c: {"role": role, "commit": c, "dir": f"{out}/steps/{i:02}-{c[:12]}", "verdict": "bad",
+                           "run_exit": 1, "effects": [effect]}
+state = {"version": 1, "experiment": exp, "experiment_sha256": hashlib.sha256(open(exp, "rb").read()).hexdigest(),
+         "repo": repo, "good": {"sha": sha("HEAD~3"), "subject": ""}, "bad": {"sha": bad, "subject": ""},
+         "commits": commits, "steps": [step(0, "initial", bad), step(1, "candidate", second)],
+         "status": "found", "first_bad": second, "suspects": []}
+json.dump(state, open(f"{out}/bisect.json", "w"))
+PY
+  out=$("$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-forged" 2>&1)
+  code=$?
+  if [ "$code" -ne 2 ] || grep -q "first bad commit" <<<"$out" || [ -e "$tmp/bis-forged/reply.txt" ]; then
+    echo "FAIL bisect took a forged conclusion (exit $code): $out"; failures=$((failures + 1))
+  else
+    echo "ok   bisect: a state concluding what nothing measured: $(head -n1 <<<"$out")"
+  fi
+  mkdir "$tmp/bis-fifo" && mkfifo "$tmp/bis-fifo/bisect.json"
+  expect_error "bisect: a state file that is a FIFO" "not a regular file" -- \
+    timeout 20 "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-fifo"
+else
+  echo "SKIPPED (part): a forged bisect state needs git and jq"
+fi
+# Seventh attack: what KSANDWICH_HOME and KSANDWICH_AGENT name, root runs (fio jobs, patches,
   # the agent); a state path with a space would be split by systemd.
   mkdir -p "$tmp/home-theirs" && cp -r "$KS_SOURCE_DIR/configs" "$KS_SOURCE_DIR/kernel-patches" \
     "$KS_SOURCE_DIR/results-schema" "$KS_SOURCE_DIR/workloads" "$tmp/home-theirs/" && chown -R nobody "$tmp/home-theirs"
