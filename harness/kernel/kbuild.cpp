@@ -797,11 +797,16 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     copy_tree(control->build_dir / "linux" / kObjDir, objdir, false);
     // The copied objects are newer than the patched sources' original times; make the
     // patched files newer than every object so Kbuild rebuilds exactly what they touch. The
-    // names are the diffs' own (patch(1)'s output can be made to name any file), and a link
-    // keeps its target's time. A file the patches delete has no time to set.
+    // names are the diffs' own (patch(1)'s output can be made to name any file), a link keeps
+    // its target's time, and a file still a hard link into the source cache (named by a diff
+    // but not rewritten) keeps the cache's. A file the patches delete has no time to set.
     for (auto& p : in.patches)
-      for (auto& f : p.files)
-        if (stays_in_tree(f)) ::utimensat(AT_FDCWD, (tree / f).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+      for (auto& f : p.files) {
+        struct stat st {};
+        const auto path = tree / f;
+        if (stays_in_tree(f) && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+          ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+      }
   } else {
     fs::create_directory(objdir);
   }
