@@ -97,28 +97,45 @@ void judge_candidate(const bisect::State& s, bisect::Step& step) {
   step.reason = c.reason;
 }
 
-// What bisect.json concludes is derived again, not taken from it (twenty-seventh attack: a
-// file that names any commit first bad, nothing measured): each decided step's effects are
-// read from its run's bundle and its verdict follows from them; a step decided without a run
-// is a candidate with good's tree, or a skip (a skip cannot make a commit first bad); the
-// status follows from the steps.
-void rederive(bisect::State& s, const std::function<UserError(const std::string&)>& edited) {
+// What bisect.json concludes is derived again, not taken from it (twenty-seventh and
+// twenty-eighth attacks: a file, then a file and bundles beside it, that name any commit first
+// bad with nothing measured). A decided step's run is its bundle in its own directory (no link
+// on the way), of exactly the experiment the step runs, and its analysis is recomputed from
+// the bundle's raw rows; the step's verdict is judged from that. A step decided without a run
+// is a candidate with good's tree, or a skip (a skip cannot make a commit first bad). An
+// unfinished step is the last and keeps nothing but its place. The status follows.
+void rederive(bisect::State& s, const json& base, const std::function<UserError(const std::string&)>& edited) {
+  if (s.steps.size() > 1 + s.commits.size() * bisect::kRunsPerCommit)
+    throw edited(std::to_string(s.steps.size()) + " steps, more than a bisection of " + std::to_string(s.commits.size()) +
+                 " commits makes");
   s.status = "running";
   s.first_bad.clear();
   s.suspects.clear();
   for (size_t i = 0; i < s.steps.size() && s.status == "running"; ++i) {
     auto& step = s.steps[i];
-    if ((i == 0) != (step.role == "initial")) throw edited("step " + std::to_string(i) + " is not where its role belongs");
-    if (step.verdict.empty()) continue;  // cut short: its run resumes
+    const auto which = "step " + std::to_string(i);
+    if ((i == 0) != (step.role == "initial")) throw edited(which + " is not where its role belongs");
+    if (step.verdict.empty()) {
+      if (i + 1 != s.steps.size()) throw edited(which + " is unfinished and not the last");
+      step.effects.clear(), step.reason.clear(), step.run_exit = -1, step.measured_in.clear();
+      continue;
+    }
     if (step.run_exit < 0) {
       step.effects.clear();
       if (step.role == "initial" || (step.verdict != "skip" && !same_tree(s.repo, s.good.sha, step.commit)))
-        throw edited("step " + std::to_string(i) + " says " + step.verdict + " with no run");
+        throw edited(which + " says " + step.verdict + " with no run");
       continue;
     }
-    if (!fs::exists(bundle_in(step.dir))) throw edited("step " + std::to_string(i) + " says it ran, and no bundle is in its directory");
-    auto bundle = load_bundle(bundle_in(step.dir));
-    if (!bundle.analysis) throw edited("the run of step " + std::to_string(i) + " left no analysis");
+    const auto file = bundle_in(step.dir);
+    if (!fs::exists(file)) throw edited(which + " says it ran, and no bundle is in its directory");
+    if (fs::is_symlink(step.dir) || fs::is_symlink(fs::path(step.dir).parent_path()))
+      throw edited(which + "'s directory is reached through a symbolic link");
+    if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile)) throw edited(which + "'s bundle: " + *why);
+    auto bundle = load_bundle(file);
+    auto derived = step_experiment(base, s.repo, s.good.sha, step.commit);
+    auto without_name = [](json e) { e.erase("name"); return e; };
+    if (without_name(bundle.experiment) != without_name(derived)) throw edited(which + "'s bundle is of another experiment");
+    bundle.analysis = analyze_bundle(experiment::parse(derived), bundle);
     step.effects = bisect::effects_of(*bundle.analysis);
     step.run_exit = analysis::exit_code_for(bundle);
     if (step.role == "initial") judge_initial(s, step, *bundle.analysis);
@@ -126,7 +143,7 @@ void rederive(bisect::State& s, const std::function<UserError(const std::string&
   }
 }
 
-bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
+bisect::State load_or_start(const BisectOptions& o, bisect::State fresh, const json& base) {
   auto file = o.out_dir / kStateFile;
   if (!fs::exists(file)) {
     if (fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
@@ -167,7 +184,7 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh) {
                    step_dir(o.out_dir, i, step.commit).string());
   }
   s.good = fresh.good, s.bad = fresh.bad, s.commits = fresh.commits;
-  rederive(s, edited);
+  rederive(s, base, edited);
   return s;
 }
 
@@ -437,7 +454,7 @@ int write_bisect_experiments(const BisectOptions& o, const fs::path& dir) {
 int bisect(const BisectOptions& o) {
   auto p = prepare(o);
   auto fresh = p.fresh;
-  auto s = load_or_start(o, fresh);
+  auto s = load_or_start(o, fresh, p.base);
   if (s.status != "running") return finish(o, s);
 
   Driver driver(o, s, p.base);

@@ -394,6 +394,11 @@ PY
   else
     echo "ok   bisect: a state concluding what nothing measured: $(head -n1 <<<"$out")"
   fi
+  # Twenty-eighth attack: the same, with another run's real bundle in each step's directory.
+  jq -r '.steps[].dir' "$tmp/bis-forged/bisect.json" | while read -r dir; do mkdir -p "$dir" && cp "$bundle" "$dir/bundle.json"; done
+  expect_error "bisect: a state whose steps hold another experiment's bundles" "bundle is of another experiment" -- \
+    "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-forged"
+  [ ! -e "$tmp/bis-forged/reply.txt" ] || { echo "FAIL bisect wrote a reply from another experiment's bundles"; failures=$((failures + 1)); }
   mkdir "$tmp/bis-fifo" && mkfifo "$tmp/bis-fifo/bisect.json"
   expect_error "bisect: a state file that is a FIFO" "not a regular file" -- \
     timeout 20 "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-fifo"
