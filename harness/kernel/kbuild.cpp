@@ -322,6 +322,7 @@ fs::path keep_failed_log(const Inputs& in, const fs::path& log, const std::strin
 // ---------------------------------------------------------------- steps
 
 void copy_tree(const fs::path& from, const fs::path& to, bool hardlink) {
+  if (fs::is_symlink(from)) throw SystemError("copy " + from.string(), "it is a symbolic link");
   auto r = proc::run(command({"cp", hardlink ? "-al" : "-a", from.string(), to.string()}, 30min));
   if (!r.ok()) throw SystemError("copy " + from.string(), r.describe());
 }
@@ -551,9 +552,21 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
       if (!stays_in_tree(f)) continue;
       if (fs::exists(tree / f)) continue;
       if (!in.source.tree.empty()) {
-        if (!fs::is_regular_file(in.source.tree / f)) continue;
+        // A file of the tree, never through a link of the archive's (twenty-eighth attack: a
+        // link to a 2 GiB file, or /proc, copied into the cache) and bounded.
+        std::error_code ec;
+        const auto from = in.source.tree / f;
+        const auto real = fs::weakly_canonical(from, ec);
+        if (ec || real != fs::weakly_canonical(in.source.tree) / f) continue;
+        std::optional<std::string> text;
+        try {
+          text = read_regular_file(from, kMaxInputBytes, Links::refuse);
+        } catch (const SystemError&) {
+          continue;  // not a regular file: patch(1) says what it makes of it
+        }
+        if (!text) continue;
         fs::create_directories((tree / f).parent_path());
-        fs::copy_file(in.source.tree / f, tree / f);
+        write_file(tree / f, *text);
         continue;
       }
       // A file the commit does not hold is one a patch creates.
@@ -714,8 +727,7 @@ ArmLookup look_up(const BuildRequest& request) {
 
 json preflight(const BuildRequest& request, const Progress& progress) {
   auto in = gather(request, progress);
-  auto builds = in.cache / "build";
-  fs::create_directories(builds);
+  auto builds = source::ensure_dir(in.cache / "build");
   source::sweep_stale_temporaries(builds);
   ScopedDir tmp(builds / (".tmp-preflight-" + in.key + "-" + std::to_string(getpid())));
   auto log = tmp.path() / "preflight.log";
@@ -750,8 +762,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     return k;
   };
   if (complete(in.dir)) return cached("cached");
-  auto builds = in.cache / "build";
-  fs::create_directories(builds);
+  auto builds = source::ensure_dir(in.cache / "build");
   source::sweep_stale_temporaries(builds);
 
   // Bad patches fail in seconds, before a control build that may take ten minutes.
@@ -838,6 +849,9 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
                         "full log: " + kept.string() + "; nothing was cached");
   }
 
+  // make ran as uid 0 (confined, but the owner of what it makes): no set-ID program or device
+  // node of a patch's is kept in the cache (twenty-eighth attack: a setuid-root shell).
+  require_plain_tree(objdir, "the build of arm " + in.arm);
   auto release = trim(made_file(objdir / "include/config/kernel.release").value_or(""));
   auto bzimage = made_file(objdir / "arch/x86/boot/bzImage");
   if (release.empty() || !bzimage)

@@ -190,11 +190,13 @@ std::string debian_package_version() {
 
 // The directory holding the top-level Makefile: the archive's single top directory, or
 // the unpack directory itself.
+// A link is neither (twenty-eighth attack: an archive whose one entry is a link to a root-owned
+// directory made the cached tree that link, and root's patch(1) edited the files it led to).
 fs::path find_tree(const fs::path& unpacked) {
   if (fs::exists(unpacked / "Makefile")) return unpacked;
   std::vector<fs::path> dirs;
   for (auto& e : fs::directory_iterator(unpacked))
-    if (e.is_directory()) dirs.push_back(e.path());
+    if (e.symlink_status().type() == fs::file_type::directory) dirs.push_back(e.path());
   if (dirs.size() == 1 && fs::exists(dirs[0] / "Makefile")) return dirs[0];
   return unpacked;
 }
@@ -215,14 +217,20 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
                       "check that it is a complete .tar, .tar.gz or .tar.xz archive");
   }
   auto tree = find_tree(staging);
+  // tar makes what the archive says as root: no device node or set-ID program is kept.
+  require_plain_tree(tree, "kernel source " + id.origin);
   fs::rename(tree, into / "tree");
   std::error_code ec;
   fs::remove_all(staging, ec);
 }
 
+}  // namespace
+
 fs::path ensure_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
+  // The owner's alone: what is unpacked and built in it is what a patch's make left.
+  if (!ec) fs::permissions(dir, fs::perms::owner_all, ec);
   if (ec || access(dir.c_str(), W_OK) != 0)
     throw UserError("cannot use the cache directory " + dir.string() + ": " +
                         (ec ? ec.message() : std::string("not writable")),
@@ -230,8 +238,6 @@ fs::path ensure_dir(const fs::path& dir) {
                     "repository");
   return dir;
 }
-
-}  // namespace
 
 nlohmann::json to_json(const SourceIdentity& s) {
   return {{"kind", s.kind},

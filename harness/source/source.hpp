@@ -53,6 +53,11 @@ proc::Command git_command(const fs::path& repo, const std::vector<std::string>& 
 inline constexpr size_t kMaxGitEntries = 1'000'000;
 
 fs::path default_cache_root();
+// A directory of the cache (source/, build/, commits/): made when missing and its owner's
+// alone (0700): a source unpacked or a kernel built there holds what the archive or a patch's
+// make chose, which no one else may reach while it is checked. Throws UserError when it
+// cannot be made or written.
+fs::path ensure_dir(const fs::path& dir);
 
 // The cache holds what root compiles, boots and kexecs: a Makefile or a kernel planted in it
 // runs as root. So for root, the way to ROOT and ROOT itself must be such that no one else can

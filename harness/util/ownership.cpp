@@ -237,6 +237,23 @@ std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, s
   return std::nullopt;
 }
 
+void require_plain_tree(const std::filesystem::path& dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  auto refuse = [&](const fs::path& entry, const std::string& why) {
+    throw UserError(what + " holds " + entry.string() + ", " + why,
+                    "a kernel tree holds only directories, files and links; nothing was kept");
+  };
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st{};
+    if (::lstat(it->path().c_str(), &st) != 0) refuse(it->path(), std::string("which cannot be examined: ") + std::strerror(errno));
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+      refuse(it->path(), "a device node, FIFO or socket");
+    if (st.st_mode & (S_ISUID | S_ISGID)) refuse(it->path(), "a set-user-ID or set-group-ID file");
+  }
+  if (ec) throw SystemError("read " + dir.string(), ec.message());
+}
+
 void require_trusted_input(const std::filesystem::path& path, const std::string& what) {
   std::error_code ec;
   const auto role = std::filesystem::is_directory(path, ec) ? PathRole::kTrustedDirectory : PathRole::kTrustedFile;

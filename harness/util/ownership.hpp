@@ -50,6 +50,13 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
 // nullopt when there is none, and for anyone but root. More than MAX_ENTRIES is a reason too.
 std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, size_t max_entries);
 
+// A tree whose contents someone else chose (an unpacked kernel source, what a patch's make
+// left): throws UserError naming WHAT and the first entry that is neither a directory, a
+// regular file nor a symbolic link (a device node root would keep for anyone to open, a FIFO,
+// a socket), or that is set-user- or set-group-ID (a program that runs as root for anyone).
+// Links are not followed.
+void require_plain_tree(const std::filesystem::path& dir, const std::string& what);
+
 // For root, an input ksandwich builds, boots or runs from (an experiment, a patch, a config,
 // a mailbox, a kernel source tarball or tree): throws UserError naming WHAT when someone else
 // could change it (untrusted_on_the_way; a directory as a cache is, a file as a file used in

@@ -131,6 +131,39 @@ std::string series_mbox() {
          mail("btrfs-drop-sb-nosec.patch", "1", "<1-nosec.ksandwich@localhost.invalid>");
 }
 
+// A kernel source in miniature under DIR: a Makefile with the config targets and a bzImage
+// recipe that writes into O= (plus RECIPE), as DIR/linux.tar.gz; a build of it takes a second.
+struct Miniature {
+  fs::path dir;
+  explicit Miniature(fs::path at, const std::string& recipe = "") : dir(std::move(at)) {
+    fs::create_directories(dir / "linux-6.1");
+    ks::write_file(dir / "linux-6.1/Makefile",
+                   "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\nEXTRAVERSION =\n"
+                   "tinyconfig olddefconfig:\n\t@touch $(O)/.config\n"
+                   "bzImage:\n\t@mkdir -p $(O)/include/config $(O)/arch/x86/boot\n"
+                   "\t@echo 6.1.0 > $(O)/include/config/kernel.release\n"
+                   "\t@echo kernel > $(O)/arch/x86/boot/bzImage\n" + recipe);
+    ks::write_file(dir / "empty.config", "");
+  }
+  fs::path tar() const {
+    ks::proc::run_checked(command({"tar", "-czf", (dir / "linux.tar.gz").string(), "-C", dir.string(), "linux-6.1"}));
+    return dir / "linux.tar.gz";
+  }
+  ks::kernel::BuildRequest request(const std::string& arm, std::vector<std::string> patches = {}) const {
+    ks::kernel::BuildRequest r;
+    r.arm = arm;
+    r.source = {"tarball", tar().string(), ""};
+    r.config.fragments = {(dir / "empty.config").string()};
+    r.patches = std::move(patches);
+    r.cache_root = dir / "cache";
+    r.use_ccache = false;
+    r.ccache_dir = dir / "ccache";
+    r.jobs = 1;
+    r.make_timeout = std::chrono::minutes(2);
+    return r;
+  }
+};
+
 int run_cli(const std::vector<std::string>& args, std::string* err = nullptr) {
   std::vector<std::string> argv = {ks::test::ksandwich_binary().string()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -264,32 +297,14 @@ TEST_CASE("as root, a patch that makes the build's directory a link, or names fi
   KS_SKIP_UNLESS(ks::proc::have_program("bwrap"), "needs bwrap (apt-get install bubblewrap)");
   for (auto tool : {"make", "tar", "patch", "cp"}) KS_SKIP_UNLESS(ks::proc::have_program(tool), std::string("needs ") + tool);
   Scratch s;
-  // A kernel source in miniature: the config targets and a bzImage that writes into O=.
-  fs::create_directories(s.path / "linux-6.1");
-  ks::write_file(s.path / "linux-6.1/Makefile",
-                 "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\nEXTRAVERSION =\n"
-                 "tinyconfig olddefconfig:\n\t@touch $(O)/.config\n"
-                 "bzImage:\n\t@mkdir -p $(O)/include/config $(O)/arch/x86/boot\n"
-                 "\t@echo 6.1.0 > $(O)/include/config/kernel.release\n"
-                 "\t@echo kernel > $(O)/arch/x86/boot/bzImage\n"
-                 "\t@echo planted > $(O)/planted\n");
-  ks::proc::run_checked(command({"tar", "-czf", (s.path / "linux.tar.gz").string(), "-C", s.path.string(), "linux-6.1"}));
-  ks::write_file(s.path / "empty.config", "");
+  Miniature m(s.path, "\t@echo planted > $(O)/planted\n");
   const auto victim = s.path / "victim";  // root's, outside the build
   fs::create_directories(victim);
   ks::write_file(victim / "existing", "root's file\n");
   const auto old_time = fs::last_write_time(victim / "existing") - std::chrono::hours(24 * 365);
   fs::last_write_time(victim / "existing", old_time);
 
-  ks::kernel::BuildRequest r;
-  r.arm = "patched";
-  r.source = {"tarball", (s.path / "linux.tar.gz").string(), ""};
-  r.config.fragments = {(s.path / "empty.config").string()};
-  r.cache_root = s.path / "cache";
-  r.use_ccache = false;
-  r.ccache_dir = s.path / "ccache";
-  r.jobs = 1;
-  r.make_timeout = std::chrono::minutes(2);
+  auto r = m.request("patched");
   // Twenty-seventh attack: ks-out, the directory the build writes and bwrap lets make write,
   // made a link by the patch: the control objects were copied, the .config written and make
   // given write access where it led.
@@ -309,6 +324,56 @@ TEST_CASE("as root, a patch that makes the build's directory a link, or names fi
   CHECK(built.identity["build"]["mode"] == "incremental");
   CHECK(fs::last_write_time(victim / "existing") == old_time);
   CHECK(entries(victim) == std::set<std::string>{"existing"});
+}
+
+TEST_CASE("as root, an archive's device nodes and links, and a set-ID program make left, are never kept",
+          "[build][hostile]") {
+  KS_SKIP_UNLESS(::geteuid() == 0, "make runs confined only for root, and only root makes device nodes");
+  KS_SKIP_UNLESS(ks::proc::have_program("bwrap"), "needs bwrap (apt-get install bubblewrap)");
+  for (auto tool : {"make", "tar", "patch", "cp", "mknod"}) KS_SKIP_UNLESS(ks::proc::have_program(tool), std::string("needs ") + tool);
+  Scratch s;
+  auto build = [](const ks::kernel::BuildRequest& r) {
+    return user_error_of([&] { ks::kernel::build_arm(r, ks::kernel::Progress::silent()); });
+  };
+  auto kernels_in = [](const fs::path& cache) {
+    size_t n = 0;
+    for (auto& e : entries(cache / "build")) n += ks::starts_with(e, "6.1.0");
+    return n;
+  };
+  // Twenty-eighth attack: make runs as uid 0 and owns what it makes: a setuid-root copy of a
+  // program, left in the cache for anyone (the cache's directories were 0755).
+  Miniature setuid(s.path / "setuid", "\t@cp /bin/true $(O)/.tool; chmod 4755 $(O)/.tool\n");
+  auto refused = build(setuid.request("control"));
+  CHECK(contains(refused, "a set-user-ID or set-group-ID file"));
+  CHECK(kernels_in(setuid.dir / "cache") == 0);
+  for (auto dir : {"build", "source"})
+    CHECK((fs::status(setuid.dir / "cache" / dir).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+          fs::perms::none);
+  // tar makes an archive's device nodes as root: one in the source cache anyone could open.
+  Miniature device(s.path / "device");
+  ks::proc::run_checked(command({"mknod", "-m", "666", (device.dir / "linux-6.1/mem").string(), "c", "1", "1"}));
+  CHECK(contains(build(device.request("control")), "a device node, FIFO or socket"));
+  CHECK(entries(device.dir / "cache/source").empty());
+  // An archive whose one entry is a link to a directory of root's holding a kernel Makefile:
+  // the cached tree was that link, and root's patch(1) edited the files it led to.
+  Miniature target(s.path / "target");
+  fs::create_directories(s.path / "link");
+  fs::create_directory_symlink(target.dir / "linux-6.1", s.path / "link/linux-6.1");
+  const auto makefile = ks::read_file(target.dir / "linux-6.1/Makefile");
+  ks::write_file(s.path / "edit.patch", "--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-VERSION = 6\n+VERSION = 7\n");
+  auto r = target.request("patched", {(s.path / "edit.patch").string()});
+  ks::proc::run_checked(command({"tar", "-czf", (s.path / "link.tar.gz").string(), "-C", (s.path / "link").string(), "linux-6.1"}));
+  r.source.path = (s.path / "link.tar.gz").string();
+  CHECK(contains(build(r), "is not a kernel source"));
+  CHECK(ks::read_file(target.dir / "linux-6.1/Makefile") == makefile);
+  // A link in the archive to a file outside the tree, named by a patch: never copied (a link
+  // to /proc/kcore would have filled the disk); the patch does not apply.
+  Miniature outside(s.path / "outside");
+  ks::write_file(s.path / "secret", "secret\n");
+  fs::create_symlink(s.path / "secret", outside.dir / "linux-6.1/k");
+  ks::write_file(s.path / "k.patch", "--- a/k\n+++ b/k\n@@ -1 +1 @@\n-secret\n+public\n");
+  CHECK(contains(build(outside.request("patched", {(s.path / "k.patch").string()})), "does not apply"));
+  CHECK(ks::read_file(s.path / "secret") == "secret\n");
 }
 
 TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the cache",
