@@ -100,8 +100,8 @@ void judge_candidate(const bisect::State& s, bisect::Step& step) {
 // What bisect.json concludes is derived again, not taken from it (twenty-seventh and
 // twenty-eighth attacks: a file, then a file and bundles beside it, that name any commit first
 // bad with nothing measured). A decided step's run is its bundle in its own directory (no link
-// on the way), of exactly the experiment the step runs, and its analysis is recomputed from
-// the bundle's raw rows; the step's verdict is judged from that. A step decided without a run
+// on the way), of exactly the experiment the step runs, on kernels built from good and the
+// step's commit, and its analysis is recomputed from the bundle's raw rows; the step's verdict is judged from that. A step decided without a run
 // is a candidate with good's tree, or a skip (a skip cannot make a commit first bad). An
 // unfinished step is the last and keeps nothing but its place. The status follows.
 void rederive(bisect::State& s, const json& base, const std::function<UserError(const std::string&)>& edited) {
@@ -135,6 +135,14 @@ void rederive(bisect::State& s, const json& base, const std::function<UserError(
     auto derived = step_experiment(base, s.repo, s.good.sha, step.commit);
     auto without_name = [](json e) { e.erase("name"); return e; };
     if (without_name(bundle.experiment) != without_name(derived)) throw edited(which + "'s bundle is of another experiment");
+    auto built_from = [&](const std::string& at) {  // what the bundle's kernels were built from
+      const json::json_pointer ptr(at);
+      return bundle.builds.is_object() && bundle.builds.contains(ptr) && bundle.builds[ptr].is_string()
+                 ? bundle.builds[ptr].get<std::string>() : std::string();
+    };
+    if (built_from("/control/source/commit") != s.good.sha || built_from("/patched/source/commit") != s.good.sha ||
+        built_from("/patched/commit/sha") != step.commit)
+      throw edited(which + "'s bundle measured other kernels than good and " + step.commit.substr(0, 12));
     bundle.analysis = analyze_bundle(experiment::parse(derived), bundle);
     step.effects = bisect::effects_of(*bundle.analysis);
     step.run_exit = analysis::exit_code_for(bundle);

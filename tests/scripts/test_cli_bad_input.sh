@@ -399,6 +399,13 @@ PY
   expect_error "bisect: a state whose steps hold another experiment's bundles" "bundle is of another experiment" -- \
     "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-forged"
   [ ! -e "$tmp/bis-forged/reply.txt" ] || { echo "FAIL bisect wrote a reply from another experiment's bundles"; failures=$((failures + 1)); }
+  # ... and with bundles of the very experiment each step runs, of kernels built from elsewhere.
+  "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --write-experiments "$tmp/bis-steps" >/dev/null
+  jq -r '.steps[].dir' "$tmp/bis-forged/bisect.json" | while read -r dir; do
+    jq --slurpfile e "$(ls "$tmp"/bis-steps/*-"${dir##*-}".json)" '.experiment = $e[0]' "$bundle" >"$dir/bundle.json"
+  done
+  expect_error "bisect: a state whose steps hold bundles of other kernels" "measured other kernels than good and" -- \
+    "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-forged"
   mkdir "$tmp/bis-fifo" && mkfifo "$tmp/bis-fifo/bisect.json"
   expect_error "bisect: a state file that is a FIFO" "not a regular file" -- \
     timeout 20 "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-fifo"
