@@ -290,6 +290,7 @@ class Driver {
       fs::remove_all(dir, ec);
       return std::nullopt;
     }
+    bundle.analysis = analyze_bundle(experiment::parse(derived), bundle);  // from its rows, as a resumed step's
     step.run_exit = analysis::exit_code_for(bundle);
     step.effects = bisect::effects_of(*bundle.analysis);
     step.measured_in = best->dir.string();
