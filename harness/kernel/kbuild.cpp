@@ -219,7 +219,7 @@ struct MakeRun {
 // ARGV confined for root: make runs the Makefiles and scripts of whatever patch it was given
 // (a mailbox's, a series'), so it gets a read-only view of the whole machine (the source
 // TREE too: its files are hard links into the source cache) with only OBJDIR writable, and
-// ccache's directory when CCACHE_WRITABLE; a private /tmp and /run, its own session, no
+// CCACHE_DIR (empty: ccache is not used) when CCACHE_WRITABLE; a private /tmp and /run, its own session, no
 // network and no capabilities (bubblewrap; as root and uid 0 inside, but nothing it can
 // remount). Others build with their own rights.
 std::vector<std::string> confined(std::vector<std::string> argv, const fs::path& tree, const fs::path& objdir,
@@ -231,23 +231,24 @@ std::vector<std::string> confined(std::vector<std::string> argv, const fs::path&
                         "bubblewrap (bwrap), which is not installed",
                     "apt-get install bubblewrap (tools/setup.sh installs it), or build as a user");
   fs::create_directories(objdir);
-  fs::create_directories(ccache_dir);
   // bwrap binds where a link leads (twenty-seventh attack: a patch that made ks-out a link to
   // a directory of root's made that directory writable to the patch's Makefile).
   if (fs::is_symlink(objdir)) throw SystemError("confine make", objdir.string() + " is a symbolic link");
-  // A writable ccache directory above the tree would make the tree writable again.
-  const auto cache = fs::canonical(ccache_dir), source = fs::canonical(tree);
-  if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
-    throw UserError("ccache's directory " + ccache_dir.string() + " holds the kernel tree " + tree.string(),
-                    "point CCACHE_DIR (or --ccache-dir) at a directory of its own, e.g. /var/cache/ksandwich/ccache");
   // /run holds the sockets of root's services (systemd, D-Bus) and ksandwich's journal key:
   // an empty one. A session of its own: no terminal to push keystrokes into (TIOCSTI).
+  const auto source = fs::canonical(tree);
   std::vector<std::string> out = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                  "--tmpfs", "/tmp", "--tmpfs", "/run",
-                                  ccache_writable ? "--bind" : "--ro-bind", cache.string(), cache.string(),
-                                  "--ro-bind", source.string(), source.string(),
-                                  "--bind", objdir.string(), objdir.string(),
-                                  "--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--"};
+                                  "--tmpfs", "/tmp", "--tmpfs", "/run", "--ro-bind", source.string(), source.string(),
+                                  "--bind", objdir.string(), objdir.string()};
+  if (!ccache_dir.empty()) {  // only when ccache is used at all
+    // A writable ccache directory above the tree would make the tree writable again.
+    const auto cache = fs::canonical(source::ensure_dir(ccache_dir));
+    if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
+      throw UserError("ccache's directory " + ccache_dir.string() + " holds the kernel tree " + tree.string(),
+                      "point CCACHE_DIR (or --ccache-dir) at a directory of its own, e.g. /var/cache/ksandwich/ccache");
+    out.insert(out.end(), {ccache_writable ? "--bind" : "--ro-bind", cache.string(), cache.string()});
+  }
+  out.insert(out.end(), {"--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--"});
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
@@ -266,7 +267,8 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
   // A patch's make reads the shared ccache but never writes it: entries it planted would
   // be compiled into later control kernels. (Patched arms recompile only what they touch.)
   const bool trusted = in.patches.empty();
-  argv = confined(std::move(argv), tree, objdir, in.ccache_dir, trusted);
+  const bool uses_ccache = !in.toolchain.ccache.empty(), writes_ccache = trusted && uses_ccache;
+  argv = confined(std::move(argv), tree, objdir, uses_ccache ? in.ccache_dir : fs::path(), writes_ccache);
 
   MakeRun run;
   std::ofstream out(log, std::ios::app);
@@ -286,6 +288,16 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
   };
   cmd.on_tick = tick;  // the clock moves on while make links in silence
   run.result = proc::run(cmd);
+  // What a make that could write ccache's directory left there is ccache's own files
+  // (twenty-ninth attack: a source's Makefile left a setuid shell, a FIFO as ccache.conf and a
+  // directory anyone may write, for every later build and every user).
+  if (writes_ccache && ::geteuid() == 0) {
+    const std::string what = "ccache's directory " + in.ccache_dir.string();
+    require_plain_tree(in.ccache_dir, what);
+    if (auto why = untrusted_in_tree(in.ccache_dir, 4'000'000))
+      throw UserError(what + " is not as ccache leaves it: " + *why,
+                      "remove that directory (it is only a cache) and build again; the source's Makefile may have left it so");
+  }
   run.compiled = counter.files();
   out << "\n[exit " << run.result.exit_code << (run.result.timed_out ? ", timed out" : "")
       << " after " << Progress::format_duration(run.result.seconds) << "]\n";
@@ -309,9 +321,8 @@ std::string failure_excerpt(const std::string& output) {
 }
 
 fs::path keep_failed_log(const Inputs& in, const fs::path& log, const std::string& what) {
-  auto logs = in.cache / "logs";
+  auto logs = source::ensure_dir(in.cache / "logs");  // make's output: what it read, anything
   std::error_code ec;
-  fs::create_directories(logs, ec);
   auto stamp = now_utc_iso8601();
   std::replace(stamp.begin(), stamp.end(), ':', '-');
   auto kept = logs / (in.dir.filename().string() + "-" + what + "-" + stamp + ".log");
@@ -425,9 +436,7 @@ NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const 
     what += "\n  " + format_assignment(m.requested.symbol, m.requested.value) + " (" +
             m.requested.origin + ") came out " + m.actual + ": " + m.why;
   }
-  auto kept = in.cache / "logs" / (in.dir.filename().string() + "-rejected.config");
-  std::error_code ec;
-  fs::create_directories(kept.parent_path(), ec);
+  auto kept = source::ensure_dir(in.cache / "logs") / (in.dir.filename().string() + "-rejected.config");
   write_file(kept, out.text);
   throw UserError(what, "add what they depend on to the fragment, or drop them; the config "
                         "Kconfig produced is in " + kept.string());

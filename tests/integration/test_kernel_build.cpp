@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <set>
 
 #include "kernel/audit.hpp"
@@ -349,6 +350,21 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   for (auto dir : {"build", "source"})
     CHECK((fs::status(setuid.dir / "cache" / dir).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
           fs::perms::none);
+  // Twenty-ninth attack: a control build writes ccache's directory (patched ones only read
+  // it), and the source's Makefile left a setuid shell there; and make's output, kept when a
+  // build fails, holds whatever make read, in a directory anyone could read.
+  if (ks::proc::have_program("ccache")) {
+    Miniature ccache(s.path / "ccache", "\t@cp /bin/true $(CCACHE_DIR)/sh; chmod 4755 $(CCACHE_DIR)/sh\n");
+    auto r = ccache.request("control");
+    r.use_ccache = true;
+    CHECK(contains(build(r), "ccache's directory " + (ccache.dir / "ccache").string() + " holds"));
+    CHECK((fs::status(ccache.dir / "ccache").permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+  } else {
+    std::cout << "SKIPPED (part): a Makefile writing ccache's directory needs ccache\n";
+  }
+  Miniature fails(s.path / "fails", "\t@echo 'error: it read a secret'; false\n");
+  CHECK(contains(build(fails.request("control")), "it read a secret"));
+  CHECK((fs::status(fails.dir / "cache/logs").permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
   // tar makes an archive's device nodes as root: one in the source cache anyone could open.
   Miniature device(s.path / "device");
   ks::proc::run_checked(command({"mknod", "-m", "666", (device.dir / "linux-6.1/mem").string(), "c", "1", "1"}));
