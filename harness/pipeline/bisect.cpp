@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -75,7 +75,8 @@ void save(const fs::path& dir, const bisect::State& s) {
   write_file_atomic(dir / kStateFile, json(s).dump(2) + "\n");
 }
 
-// The state in DIR, or a new one; refuses a DIR that belongs to another bisection.
+constexpr const char* kSameTree = "the same tree as good";
+
 bool same_tree(const std::string& repo, const std::string& a, const std::string& b) {
   return trim(git(repo, {"rev-parse", a + "^{tree}"})) == trim(git(repo, {"rev-parse", b + "^{tree}"}));
 }
@@ -97,14 +98,40 @@ void judge_candidate(const bisect::State& s, bisect::Step& step) {
   step.reason = c.reason;
 }
 
-// What bisect.json concludes is derived again, not taken from it (twenty-seventh and
-// twenty-eighth attacks: a file, then a file and bundles beside it, that name any commit first
-// bad with nothing measured). A decided step's run is its bundle in its own directory (no link
-// on the way), of exactly the experiment the step runs, on kernels built from good and the
-// step's commit, and its analysis is recomputed from the bundle's raw rows; the step's verdict is judged from that. A step decided without a run
-// is a candidate with good's tree, or a skip (a skip cannot make a commit first bad). An
-// unfinished step is the last and keeps nothing but its place. The status follows.
-void rederive(bisect::State& s, const json& base, const std::function<UserError(const std::string&)>& edited) {
+using Edited = std::function<UserError(const std::string&)>;
+
+// STEP's run as its directory holds it: the bundle there, in the step's own directory (no link
+// on the way, trusted), of exactly the experiment the step runs, on kernels built from good and
+// the step's commit. Throws EDITED's error saying which of these it is not.
+evidence::Bundle run_of(const bisect::State& s, const bisect::Step& step, const json& derived, const std::string& which,
+                        const Edited& edited) {
+  const auto file = bundle_in(step.dir);
+  if (!fs::exists(file)) throw edited(which + " says it ran, and no bundle is in its directory");
+  if (fs::is_symlink(step.dir) || fs::is_symlink(fs::path(step.dir).parent_path()))
+    throw edited(which + "'s directory is reached through a symbolic link");
+  if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile)) throw edited(which + "'s bundle: " + *why);
+  auto bundle = load_bundle(file);
+  auto without_name = [](json e) { e.erase("name"); return e; };
+  if (without_name(bundle.experiment) != without_name(derived)) throw edited(which + "'s bundle is of another experiment");
+  auto built_from = [&](const std::string& at) {  // what the bundle's kernels were built from
+    const json::json_pointer ptr(at);
+    return bundle.builds.is_object() && bundle.builds.contains(ptr) && bundle.builds[ptr].is_string()
+               ? bundle.builds[ptr].get<std::string>() : std::string();
+  };
+  if (built_from("/control/source/commit") != s.good.sha || built_from("/patched/source/commit") != s.good.sha ||
+      built_from("/patched/commit/sha") != step.commit)
+    throw edited(which + "'s bundle measured other kernels than good and " + step.commit.substr(0, 12));
+  return bundle;
+}
+
+// What bisect.json concludes is derived again, not taken from it (attacks 27 to 29: a file,
+// then a file and bundles beside it, that name any commit first bad with nothing measured).
+// A decided step's run is run_of's, its analysis recomputed from the bundle's raw rows, and
+// the step's verdict is judged from that. A step decided without a run is a skip (which cannot
+// make a commit first bad) or a candidate with good's tree, which is good. An unfinished step
+// is the last, keeps nothing of what the file says, and its run resumes only when it is
+// run_of's (else it starts again). The status follows from the steps.
+void rederive(bisect::State& s, const json& base, const Edited& edited) {
   if (s.steps.size() > 1 + s.commits.size() * bisect::kRunsPerCommit)
     throw edited(std::to_string(s.steps.size()) + " steps, more than a bisection of " + std::to_string(s.commits.size()) +
                  " commits makes");
@@ -115,34 +142,28 @@ void rederive(bisect::State& s, const json& base, const std::function<UserError(
     auto& step = s.steps[i];
     const auto which = "step " + std::to_string(i);
     if ((i == 0) != (step.role == "initial")) throw edited(which + " is not where its role belongs");
+    const auto derived = step_experiment(base, s.repo, s.good.sha, step.commit);
     if (step.verdict.empty()) {
       if (i + 1 != s.steps.size()) throw edited(which + " is unfinished and not the last");
       step.effects.clear(), step.reason.clear(), step.run_exit = -1, step.measured_in.clear();
+      if (fs::exists(bundle_in(step.dir))) try {
+          run_of(s, step, derived, which, edited);
+        } catch (const UserError&) {
+          std::error_code ec;
+          fs::remove_all(step.dir, ec);
+        }
       continue;
     }
     if (step.run_exit < 0) {
       step.effects.clear();
-      if (step.role == "initial" || (step.verdict != "skip" && !same_tree(s.repo, s.good.sha, step.commit)))
-        throw edited(which + " says " + step.verdict + " with no run");
+      if (step.role == "initial") throw edited(which + " says " + step.verdict + " with no run");
+      if (step.verdict != "skip") {
+        if (!same_tree(s.repo, s.good.sha, step.commit)) throw edited(which + " says " + step.verdict + " with no run");
+        step.verdict = "good", step.reason = kSameTree;
+      }
       continue;
     }
-    const auto file = bundle_in(step.dir);
-    if (!fs::exists(file)) throw edited(which + " says it ran, and no bundle is in its directory");
-    if (fs::is_symlink(step.dir) || fs::is_symlink(fs::path(step.dir).parent_path()))
-      throw edited(which + "'s directory is reached through a symbolic link");
-    if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile)) throw edited(which + "'s bundle: " + *why);
-    auto bundle = load_bundle(file);
-    auto derived = step_experiment(base, s.repo, s.good.sha, step.commit);
-    auto without_name = [](json e) { e.erase("name"); return e; };
-    if (without_name(bundle.experiment) != without_name(derived)) throw edited(which + "'s bundle is of another experiment");
-    auto built_from = [&](const std::string& at) {  // what the bundle's kernels were built from
-      const json::json_pointer ptr(at);
-      return bundle.builds.is_object() && bundle.builds.contains(ptr) && bundle.builds[ptr].is_string()
-                 ? bundle.builds[ptr].get<std::string>() : std::string();
-    };
-    if (built_from("/control/source/commit") != s.good.sha || built_from("/patched/source/commit") != s.good.sha ||
-        built_from("/patched/commit/sha") != step.commit)
-      throw edited(which + "'s bundle measured other kernels than good and " + step.commit.substr(0, 12));
+    auto bundle = run_of(s, step, derived, which, edited);
     bundle.analysis = analyze_bundle(experiment::parse(derived), bundle);
     step.effects = bisect::effects_of(*bundle.analysis);
     step.run_exit = analysis::exit_code_for(bundle);
@@ -151,6 +172,7 @@ void rederive(bisect::State& s, const json& base, const std::function<UserError(
   }
 }
 
+// The state in DIR, or a new one; refuses a DIR that belongs to another bisection.
 bisect::State load_or_start(const BisectOptions& o, bisect::State fresh, const json& base) {
   auto file = o.out_dir / kStateFile;
   if (!fs::exists(file)) {
@@ -214,7 +236,7 @@ class Driver {
       if (step.role == "initial")
         throw UserError("good and bad have the same tree: nothing to bisect", "give a bad commit that changes the kernel");
       step.verdict = "good";
-      step.reason = "the same tree as good";
+      step.reason = kSameTree;
       return std::nullopt;
     }
     auto derived = step_experiment(base_, s_.repo, s_.good.sha, step.commit);
