@@ -264,9 +264,14 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
                                    "-j" + std::to_string(in.jobs)};
   argv.insert(argv.end(), in.variables.begin(), in.variables.end());
   argv.insert(argv.end(), targets.begin(), targets.end());
-  // A patch's make reads the shared ccache but never writes it: entries it planted would
-  // be compiled into later control kernels. (Patched arms recompile only what they touch.)
-  const bool trusted = in.patches.empty();
+  // Only the Debian package's own source, unpatched, writes the shared ccache; every other
+  // make reads it. An entry it wrote is compiled into later kernels of any source (the same
+  // tree compiles the same, wherever from), and a patch's, an archive's or a commit's Makefile
+  // is anyone's (thirtieth attack: an archive's Makefile swapped a btrfs file's cached object
+  // for another, and the next build of Debian's source linked it in). (Patched arms recompile
+  // only what they touch; another source's kernels are cached whole once built.)
+  const bool trusted = in.patches.empty() && in.source.identity.kind == "debian" &&
+                       in.source.identity.origin == source::kDebianTarball;
   const bool uses_ccache = !in.toolchain.ccache.empty(), writes_ccache = trusted && uses_ccache;
   argv = confined(std::move(argv), tree, objdir, uses_ccache ? in.ccache_dir : fs::path(), writes_ccache);
 
@@ -288,16 +293,6 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
   };
   cmd.on_tick = tick;  // the clock moves on while make links in silence
   run.result = proc::run(cmd);
-  // What a make that could write ccache's directory left there is ccache's own files
-  // (twenty-ninth attack: a source's Makefile left a setuid shell, a FIFO as ccache.conf and a
-  // directory anyone may write, for every later build and every user).
-  if (writes_ccache && ::geteuid() == 0) {
-    const std::string what = "ccache's directory " + in.ccache_dir.string();
-    require_plain_tree(in.ccache_dir, what);
-    if (auto why = untrusted_in_tree(in.ccache_dir, 4'000'000))
-      throw UserError(what + " is not as ccache leaves it: " + *why,
-                      "remove that directory (it is only a cache) and build again; the source's Makefile may have left it so");
-  }
   run.compiled = counter.files();
   out << "\n[exit " << run.result.exit_code << (run.result.timed_out ? ", timed out" : "")
       << " after " << Progress::format_duration(run.result.seconds) << "]\n";
