@@ -229,7 +229,12 @@ void set_gather(CLI::App& app, Context& context) {
     }
 
     std::vector<report::GatheredRun> runs;
-    auto add = [&](const std::string& name, const fs::path& out, int index, const std::string& subject) {
+    // A run's bundle is taken for what it measured only when it is that run's own (thirtieth
+    // attack: another experiment's bundle, its analysis edited, shown as patch k's cost): in
+    // its own directory and no one else's to change, of the very experiment the run was given,
+    // and judged again from its raw rows.
+    auto add = [&](const std::string& name, const fs::path& out, int index, const std::string& subject,
+                   const fs::path& experiment_file) {
       report::GatheredRun r;
       r.name = name;
       r.out_dir = out.string();
@@ -245,19 +250,27 @@ void set_gather(CLI::App& app, Context& context) {
             if (j.experiment == name) r.problem += "; see " + j.log;
       } else {
         try {
+          if (fs::is_symlink(out)) throw UserError(out.string() + " is a symbolic link", "");
+          if (auto why = untrusted_on_the_way(bundle, PathRole::kTrustedFile)) throw UserError(*why, "");
           check_json_file(bundle, "bundle");
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it
+          auto given = nlohmann::json::parse(read_input_file(experiment_file, kMaxInputBytes, "experiment"), nullptr, false);
+          if (r.bundle->experiment != given)
+            throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
+          if (r.bundle->analysis)
+            r.bundle->analysis = pipeline::analyze_bundle(experiment::parse(r.bundle->experiment), *r.bundle);
           r.exit_code = analysis::exit_code_for(*r.bundle);
         } catch (const UserError& e) {
+          r.bundle.reset();
           r.problem = e.what();
         }
       }
       runs.push_back(std::move(r));
     };
     if (manifest)
-      for (auto& e : manifest->experiments) add(e.name, dir / "results" / e.name, e.patch_index, e.patch_subject);
+      for (auto& e : manifest->experiments) add(e.name, dir / "results" / e.name, e.patch_index, e.patch_subject, e.file);
     else
-      for (auto& s : series->steps) add(s.name, dir / "results" / s.name, s.index, s.subject);
+      for (auto& s : series->steps) add(s.name, dir / "results" / s.name, s.index, s.subject, dir / "experiments" / (s.name + ".json"));
 
     bool is_series = manifest ? manifest->series : true;
     for (auto [format, file] : {std::pair{"text", "report.txt"}, {"markdown", "report.md"}, {"json", "report.json"}})

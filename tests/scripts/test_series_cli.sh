@@ -50,10 +50,19 @@ check "a host experiment is refused (exit 2): a series compares kernels" \
   bash -c '"$0" series "$1" --mbox "$2" --out "$3" 2>/dev/null; test $? -eq 2' \
   "$ks" "$KS_SOURCE_DIR/configs/experiments/host-clone.json" "$tmp/series.mbox" "$tmp/other"
 
-# Two runs "finished": real bundles where `run --out results/<name>` writes them.
+# Two runs "finished": real bundles where `run --out results/<name>` writes them, as runs of
+# the experiments the series wrote (gather takes a bundle only as a run of its step's
+# experiment, and judges it again from its rows).
 mkdir -p "$out/results/default-p01" "$out/results/default-p02"
-cp "$data/bundles/qemu-confirm.json" "$out/results/default-p01/bundle.json"
-cp "$data/default-confirm.bundle.json.gz" "$out/results/default-p02/bundle.json.gz"
+as_run_of() { jq --slurpfile e "$out/experiments/$1.json" '.experiment = $e[0] | .experiment_name = $e[0].name'; }
+as_run_of default-p01 <"$data/bundles/qemu-confirm.json" >"$out/results/default-p01/bundle.json"
+gzip -dc "$data/default-confirm.bundle.json.gz" | as_run_of default-p02 | gzip >"$out/results/default-p02/bundle.json.gz"
+# Thirtieth attack: a bundle that is not a run of its step's experiment is no measurement.
+mkdir -p "$out/results/default-p03"
+cp "$data/bundles/qemu-confirm.json" "$out/results/default-p03/bundle.json"
+check "gather takes no bundle of another experiment for a step" \
+  bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is not a run of\")" >/dev/null' "$ks" "$out"
+rm -r "$out/results/default-p03"
 "$ks" gather "$out" --format json >"$tmp/gather.json"
 code=$?
 check "gather exits 3: patch 3 left no bundle" test "$code" -eq 3
