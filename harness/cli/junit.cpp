@@ -21,7 +21,7 @@ void set_junit_command(CLI::App& app, Context& context) {
   cmd->callback([args, &context] {
     check_json_file(args->bundle, "bundle");
     if (!args->out.empty()) check_output_file(args->out, "--out");
-    auto xml = report::junit(pipeline::load_schema_valid_bundle(args->bundle));
+    auto xml = report::junit(pipeline::load_recomputed_bundle(args->bundle));
     if (args->out.empty())
       fmt::print("{}", xml);
     else

@@ -300,4 +300,18 @@ evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path, std
   return bundle;
 }
 
+evidence::Bundle load_recomputed_bundle(const std::filesystem::path& path, std::string* text_read) {
+  std::string text;
+  auto bundle = load_schema_valid_bundle(path, &text);
+  auto mismatches = check_recomputation(nlohmann::json::parse(text), bundle);
+  if (!mismatches.empty())
+    throw UserError(fmt::format("{}: what it says does not follow from its raw data ({}{})", path.string(),
+                                one_line(describe(mismatches.front())),
+                                mismatches.size() > 1 ? fmt::format(", and {} more", mismatches.size() - 1) : ""),
+                    "`ksandwich validate " + shell_quote(path.string()) + "` lists every difference; `ksandwich analyze` "
+                    "judges its raw data again");
+  if (text_read) *text_read = std::move(text);
+  return bundle;
+}
+
 }  // namespace ks::pipeline

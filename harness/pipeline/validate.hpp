@@ -71,4 +71,10 @@ Validation validate_bundle_file(const std::filesystem::path& path);
 // naming the first failures. TEXT, when given, receives the JSON text read (inflated).
 evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path, std::string* text = nullptr);
 
+// load_schema_valid_bundle for what speaks for ksandwich (the reply a maintainer sends with
+// its trailers, JUnit for a CI gate): refuses (UserError, exit 2) a bundle whose stored
+// analysis, verdict or gates do not follow from its raw rows (thirtieth attack: an edited
+// verdict mailed as "Verdict: NO_CHANGE" with a Tested-by: trailer).
+evidence::Bundle load_recomputed_bundle(const std::filesystem::path& path, std::string* text = nullptr);
+
 }  // namespace ks::pipeline

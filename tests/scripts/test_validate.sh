@@ -135,6 +135,20 @@ else
   fail "analyze (exit $code): $(cat "$tmp/analyze.err")"
 fi
 validate_json "the re-judged bundle validates" 0 '.valid == true' "$tmp/rejudged.json"
+# Thirtieth attack: an edited verdict mailed as ksandwich's, with the reply's trailers, or
+# gating CI. The reply and JUnit judge nothing but what the raw data give.
+jq '.verdict = "NO_CHANGE" | .analysis.verdict = "NO_CHANGE" | .analysis.workloads[].verdict = "NO_CHANGE"' \
+  "$data/host-confirm.json" >"$tmp/edited-verdict.json"
+refused() {  # NAME COMMAND...: exit 2, saying why, and no reply or XML printed
+  local name=$1 out code
+  shift
+  out=$("$@" 2>&1)
+  code=$?
+  [ "$code" -eq 2 ] && grep -q "does not follow from its raw data" <<<"$out" && ! grep -q "Verdict:\|<testsuite" <<<"$out" &&
+    ok "$name refuses a bundle whose verdict is not its rows'" || fail "$name of an edited verdict (exit $code): $out"
+}
+refused "report --format eml" "$ks" report "$tmp/edited-verdict.json" --format eml --in-reply-to '<a@b>' --tested-by 'T <t@x>'
+refused "junit" "$ks" junit "$tmp/edited-verdict.json"
 out=$("$ks" analyze "$data/host-screen.json" --format json 2>/dev/null | jq -r .verdict)
 [ "$out" = "$(jq -r .verdict "$data/host-screen.json")" ] && ok "analyze --format json: the bundle, same verdict" ||
   fail "analyze --format json gave verdict '$out'"
