@@ -219,9 +219,9 @@ struct MakeRun {
 // ARGV confined for root: make runs the Makefiles and scripts of whatever patch it was given
 // (a mailbox's, a series'), so it gets a read-only view of the whole machine (the source
 // TREE too: its files are hard links into the source cache) with only OBJDIR writable, and
-// CCACHE_DIR (empty: ccache is not used) when CCACHE_WRITABLE; a private /tmp and /run, its own session, no
-// network and no capabilities (bubblewrap; as root and uid 0 inside, but nothing it can
-// remount). Others build with their own rights.
+// CCACHE_DIR (empty: ccache is not used) when CCACHE_WRITABLE; a private /tmp and /run, its
+// own session, no network and no capabilities (bubblewrap; as root and uid 0 inside, but
+// nothing it can remount). Others build with their own rights.
 std::vector<std::string> confined(std::vector<std::string> argv, const fs::path& tree, const fs::path& objdir,
                                   const fs::path& ccache_dir, bool ccache_writable) {
   if (::geteuid() != 0) return argv;
