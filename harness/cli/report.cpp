@@ -4,6 +4,7 @@
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/validate.hpp"
 #include "report/report.hpp"
+#include "util/error.hpp"
 
 namespace ks::cli {
 
@@ -43,6 +44,9 @@ void set_report_command(CLI::App& app, Context& context) {
     // A bundle that fails its schema: exit 2; the reply also one whose figures are not its rows'.
     auto bundle = args->format == "eml" ? pipeline::load_recomputed_bundle(args->bundle, &text)
                                         : pipeline::load_schema_valid_bundle(args->bundle, &text);
+    if (args->format == "eml" && !bundle.analysis)
+      throw UserError(args->bundle + " is a run that has not finished: it has no verdict to reply with",
+                      "finish it (ksandwich run --resume DIR), then reply");
     // The reply attaches the bundle just read and checked, compressed as a run writes it.
     auto reply = args->reply;
     reply.attachment = pipeline::bundle_attachment(text);

@@ -257,8 +257,9 @@ void set_gather(CLI::App& app, Context& context) {
           auto given = nlohmann::json::parse(read_input_file(experiment_file, kMaxInputBytes, "experiment"), nullptr, false);
           if (r.bundle->experiment != given)
             throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
-          if (r.bundle->analysis)
-            r.bundle->analysis = pipeline::analyze_bundle(experiment::parse(r.bundle->experiment), *r.bundle);
+          if (!r.bundle->analysis) throw UserError(bundle.string() + ": its run has not finished (no analysis yet)", "");
+          r.bundle->analysis = pipeline::analyze_bundle(experiment::parse(r.bundle->experiment), *r.bundle);
+          r.bundle->verdict = r.bundle->analysis->verdict;
           r.exit_code = analysis::exit_code_for(*r.bundle);
         } catch (const UserError& e) {
           r.bundle.reset();

@@ -226,6 +226,10 @@ std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle&
     // A run writes its bundle before the first point ends: no analysis yet is honest then.
     if (std::any_of(b.points.begin(), b.points.end(), [](auto& p) { return p.status != "pending"; }))
       out.push_back({"/analysis", nullptr, again.analysis->verdict, "absent, though points have finished"});
+    // ... and its verdict is the one it starts with (thirty-first attack: "NO_CHANGE" on a run
+    // that measured nothing, mailed with a Tested-by: trailer).
+    if (raw.value("verdict", json()) != "INCONCLUSIVE")
+      out.push_back({"/verdict", raw.value("verdict", json()), "INCONCLUSIVE", "a run says INCONCLUSIVE until it has an analysis"});
     return out;
   }
   diff(raw.value("analysis", json()), evidence::to_json(*again.analysis), "/analysis", out);

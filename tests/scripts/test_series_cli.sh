@@ -62,6 +62,11 @@ mkdir -p "$out/results/default-p03"
 cp "$data/bundles/qemu-confirm.json" "$out/results/default-p03/bundle.json"
 check "gather takes no bundle of another experiment for a step" \
   bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is not a run of\")" >/dev/null' "$ks" "$out"
+# Thirty-first attack: a run that measured nothing, saying NO_CHANGE, is no figure either.
+jq 'del(.analysis) | .points[].status = "pending" | .rows = [] | .verdict = "NO_CHANGE"' "$data/bundles/qemu-confirm.json" |
+  as_run_of default-p03 >"$out/results/default-p03/bundle.json"
+check "gather shows an unfinished run's bundle as unfinished, not its verdict" \
+  bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"has not finished\")" >/dev/null' "$ks" "$out"
 rm -r "$out/results/default-p03"
 "$ks" gather "$out" --format json >"$tmp/gather.json"
 code=$?

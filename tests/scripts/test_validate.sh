@@ -149,6 +149,17 @@ refused() {  # NAME COMMAND...: exit 2, saying why, and no reply or XML printed
 }
 refused "report --format eml" "$ks" report "$tmp/edited-verdict.json" --format eml --in-reply-to '<a@b>' --tested-by 'T <t@x>'
 refused "junit" "$ks" junit "$tmp/edited-verdict.json"
+# Thirty-first attack: a run that measured nothing (every point pending, no analysis) saying
+# NO_CHANGE; validate flags it, the reply refuses it, gather shows no verdict for it.
+jq 'del(.analysis) | .points[].status = "pending" | .rows = [] | .verdict = "NO_CHANGE"' \
+  "$data/host-confirm.json" >"$tmp/pending-verdict.json"
+validate_json "an unfinished run's verdict other than INCONCLUSIVE" 2 \
+  '.valid == false and (.recomputed_mismatches | map(.path) | index("/verdict") != null)' "$tmp/pending-verdict.json"
+refused "report --format eml of an unfinished run" "$ks" report "$tmp/pending-verdict.json" --format eml --in-reply-to '<a@b>'
+jq '.verdict = "INCONCLUSIVE"' "$tmp/pending-verdict.json" >"$tmp/pending.json"
+out=$("$ks" report "$tmp/pending.json" --format eml --in-reply-to '<a@b>' 2>&1)
+[ $? -eq 2 ] && grep -q "has not finished" <<<"$out" && ok "report --format eml: an unfinished run has nothing to reply with" ||
+  fail "report --format eml of an unfinished run: $out"
 out=$("$ks" analyze "$data/host-screen.json" --format json 2>/dev/null | jq -r .verdict)
 [ "$out" = "$(jq -r .verdict "$data/host-screen.json")" ] && ok "analyze --format json: the bundle, same verdict" ||
   fail "analyze --format json gave verdict '$out'"
