@@ -237,8 +237,12 @@ std::vector<std::string> confined(std::vector<std::string> argv, const fs::path&
   // /run holds the sockets of root's services (systemd, D-Bus) and ksandwich's journal key:
   // an empty one. A session of its own: no terminal to push keystrokes into (TIOCSTI).
   const auto source = fs::canonical(tree);
+  // A fresh /proc's sys/ is the host's sysctls, which uid 0 writes without any capability, and
+  // bwrap leaves it writable when it thinks it is not (thirty-second attack: make set
+  // kernel.core_pattern to a program the host kernel then runs as root): read-only.
   std::vector<std::string> out = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                  "--tmpfs", "/tmp", "--tmpfs", "/run", "--ro-bind", source.string(), source.string(),
+                                  "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger",
+                                  "/proc/sysrq-trigger", "--tmpfs", "/tmp", "--tmpfs", "/run", "--ro-bind", source.string(), source.string(),
                                   "--bind", objdir.string(), objdir.string()};
   if (!ccache_dir.empty()) {  // only when ccache is used at all
     // A writable ccache directory above the tree would make the tree writable again.

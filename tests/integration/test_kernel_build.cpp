@@ -365,6 +365,12 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   } else {
     std::cout << "SKIPPED (part): a Makefile writing ccache's directory needs ccache\n";
   }
+  // Thirty-second attack: uid 0 writes the host's sysctls without a capability, and bwrap left
+  // /proc/sys writable (kernel.core_pattern names a program the kernel runs as root). The
+  // recipe writes back the value it reads, and fails the build if it could.
+  Miniature sysctl(s.path / "sysctl", "\t@if cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern; "
+                                      "then echo 'error: /proc/sys is writable'; false; fi\n");
+  CHECK(build(sysctl.request("control")) == "(no UserError)");
   Miniature fails(s.path / "fails", "\t@echo 'error: it read a secret'; false\n");
   CHECK(contains(build(fails.request("control")), "it read a secret"));
   CHECK((fs::status(fails.dir / "cache/logs").permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
