@@ -257,7 +257,8 @@ void set_gather(CLI::App& app, Context& context) {
           auto given = nlohmann::json::parse(read_input_file(experiment_file, kMaxInputBytes, "experiment"), nullptr, false);
           if (r.bundle->experiment != given)
             throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
-          if (!r.bundle->analysis) throw UserError(bundle.string() + ": its run has not finished (no analysis yet)", "");
+          if (!r.bundle->analysis || evidence::pending_points(*r.bundle) > 0)
+            throw UserError(bundle.string() + ": its run has not finished (points still pending)", "");
           r.bundle->analysis = pipeline::analyze_bundle(experiment::parse(r.bundle->experiment), *r.bundle);
           r.bundle->verdict = r.bundle->analysis->verdict;
           r.exit_code = analysis::exit_code_for(*r.bundle);

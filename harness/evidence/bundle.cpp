@@ -381,4 +381,8 @@ Bundle from_json(const json& j) {
   return b;
 }
 
+size_t pending_points(const Bundle& b) {
+  return static_cast<size_t>(std::count_if(b.points.begin(), b.points.end(), [](auto& p) { return p.status == "pending"; }));
+}
+
 }  // namespace ks::evidence

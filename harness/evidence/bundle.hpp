@@ -238,6 +238,8 @@ Bundle from_json(const nlohmann::json& j);  // throws nlohmann::json::exception 
 
 nlohmann::json to_json(const Row& r);
 Row row_from_json(const nlohmann::json& j);
+// Points of B still pending: a run not finished (it writes its analysis after every point).
+size_t pending_points(const Bundle& b);
 nlohmann::json to_json(const Analysis& a);
 Analysis analysis_from_json(const nlohmann::json& j);
 

@@ -56,7 +56,7 @@ std::string junit(const evidence::Bundle& b) {
                            xml_text(w.workload), body);
     }
   // A run that has not finished is no pass: CI must not read "0 failures" from it.
-  const auto pending = std::count_if(b.points.begin(), b.points.end(), [](auto& p) { return p.status == "pending"; });
+  const auto pending = evidence::pending_points(b);
   if (!b.analysis || pending > 0) {
     ++tests, ++errors;
     cases += fmt::format(

@@ -182,8 +182,12 @@ std::string svg_plot(const Bundle& bundle, const std::string& workload) {
         x_at(offsets[i]), kTop, width * slot, plot_h, colour(points[i].arm, control, patched));
   }
 
-  // Grid and y axis.
-  for (double v = y0; v <= y1 + step * 1e-6; v += step) {
+  // Grid and y axis: counted, not stepped to y1 (thirty-second attack: a time per op of
+  // 1.7e308 made y1 infinite and this loop endless, growing the page until memory ran out).
+  const double span = (y1 - y0) / step;
+  const int ticks = std::isfinite(span) ? static_cast<int>(std::min(std::round(span), 50.0)) : 0;
+  for (int i = 0; i <= ticks; ++i) {
+    const double v = y0 + i * step;
     double y = y_at(v);
     out += fmt::format(
         "<line class=\"ks-grid\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n"

@@ -24,6 +24,13 @@ check "report json parses with jq -e" \
   jq -e '(.verdict | type == "string") and (.workloads | length > 0)
          and all(.workloads[]; .verdict and (.change_pct | type == "number"))' "$tmp/report.json"
 
+# Thirty-second attack: a time per op of 1.7e308 (the schema's only bound is 0) made the
+# plot's y axis infinite and its grid loop endless; the page grew until memory ran out.
+jq '.rows[1].ns_per_op = 1.7e308' "$data/bundles/host-confirm.json" >"$tmp/huge-row.json"
+timeout 60 "$ks" report "$tmp/huge-row.json" --format html >"$tmp/huge-row.html"
+check "report --format html of a row of 1.7e308 ns/op ends, and small" \
+  test "$?" -eq 0 -a "$(stat -c %s "$tmp/huge-row.html")" -lt 5000000
+
 "$ks" compare "$bundle" "$bundle" >"$tmp/self.txt" 2>&1
 code=$?
 check "compare of a bundle with itself exits 2" test "$code" -eq 2

@@ -157,6 +157,14 @@ validate_json "an unfinished run's verdict other than INCONCLUSIVE" 2 \
   '.valid == false and (.recomputed_mismatches | map(.path) | index("/verdict") != null)' "$tmp/pending-verdict.json"
 refused "report --format eml of an unfinished run" "$ks" report "$tmp/pending-verdict.json" --format eml --in-reply-to '<a@b>'
 jq '.verdict = "INCONCLUSIVE"' "$tmp/pending-verdict.json" >"$tmp/pending.json"
+# Thirty-second attack: a run cut short keeps its analysis so far; its reply would speak of
+# blocks that never ran. The last point made pending again, the analysis made to match.
+jq '(.points[-1].status) = "pending" | .points[-1].id as $id | .rows |= map(select(.point_id != $id))' \
+  "$data/host-confirm.json" >"$tmp/cut.json"
+"$ks" analyze "$tmp/cut.json" --out "$tmp/cut-rejudged.json" >/dev/null 2>&1
+out=$("$ks" report "$tmp/cut-rejudged.json" --format eml --in-reply-to '<a@b>' 2>&1)
+[ $? -eq 2 ] && grep -q "has not finished" <<<"$out" && ok "report --format eml: a run with a point pending has nothing to reply with" ||
+  fail "report --format eml of a run with a point pending: $out"
 out=$("$ks" report "$tmp/pending.json" --format eml --in-reply-to '<a@b>' 2>&1)
 [ $? -eq 2 ] && grep -q "has not finished" <<<"$out" && ok "report --format eml: an unfinished run has nothing to reply with" ||
   fail "report --format eml of an unfinished run: $out"
