@@ -259,8 +259,7 @@ void set_gather(CLI::App& app, Context& context) {
             throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
           if (!r.bundle->analysis || evidence::pending_points(*r.bundle) > 0)
             throw UserError(bundle.string() + ": its run has not finished (points still pending)", "");
-          r.bundle->analysis = pipeline::analyze_bundle(experiment::parse(r.bundle->experiment), *r.bundle);
-          r.bundle->verdict = r.bundle->analysis->verdict;
+          r.bundle = pipeline::rejudged(*r.bundle);  // analysis and verdict from its raw rows
           r.exit_code = analysis::exit_code_for(*r.bundle);
         } catch (const UserError& e) {
           r.bundle.reset();

@@ -16,6 +16,7 @@
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/kernels.hpp"
 #include "pipeline/run.hpp"
+#include "pipeline/validate.hpp"
 #include "proc/runner.hpp"
 #include "source/source.hpp"
 #include "util/error.hpp"
@@ -100,6 +101,11 @@ void judge_candidate(const bisect::State& s, bisect::Step& step) {
 
 using Edited = std::function<UserError(const std::string&)>;
 
+json without_name(json experiment) {  // what a run measured, whatever it was called
+  experiment.erase("name");
+  return experiment;
+}
+
 // STEP's run as its directory holds it: the bundle there, in the step's own directory (no link
 // on the way, trusted), of exactly the experiment the step runs, on kernels built from good and
 // the step's commit. Throws EDITED's error saying which of these it is not.
@@ -111,7 +117,6 @@ evidence::Bundle run_of(const bisect::State& s, const bisect::Step& step, const 
     throw edited(which + "'s directory is reached through a symbolic link");
   if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile)) throw edited(which + "'s bundle: " + *why);
   auto bundle = load_bundle(file);
-  auto without_name = [](json e) { e.erase("name"); return e; };
   if (without_name(bundle.experiment) != without_name(derived)) throw edited(which + "'s bundle is of another experiment");
   auto built_from = [&](const std::string& at) {  // what the bundle's kernels were built from
     const json::json_pointer ptr(at);
@@ -163,8 +168,7 @@ void rederive(bisect::State& s, const json& base, const Edited& edited) {
       }
       continue;
     }
-    auto bundle = run_of(s, step, derived, which, edited);
-    bundle.analysis = analyze_bundle(experiment::parse(derived), bundle);
+    auto bundle = rejudged(run_of(s, step, derived, which, edited));  // from its raw rows
     step.effects = bisect::effects_of(*bundle.analysis);
     step.run_exit = analysis::exit_code_for(bundle);
     if (step.role == "initial") judge_initial(s, step, *bundle.analysis);
@@ -312,16 +316,11 @@ class Driver {
       fs::remove_all(dir, ec);
       return std::nullopt;
     }
-    bundle.analysis = analyze_bundle(experiment::parse(derived), bundle);  // from its rows, as a resumed step's
+    bundle = rejudged(bundle);  // from its raw rows, as a resumed step's
     step.run_exit = analysis::exit_code_for(bundle);
     step.effects = bisect::effects_of(*bundle.analysis);
     step.measured_in = best->dir.string();
     return bundle.analysis;
-  }
-
-  static json without_name(json experiment) {
-    experiment.erase("name");
-    return experiment;
   }
 
   // Every finished run (its bundle written for the last time: the run's timings are in it)
