@@ -46,11 +46,17 @@ void set_report_command(CLI::App& app, Context& context) {
                                         : pipeline::load_schema_valid_bundle(args->bundle, &text);
     // A run writes its analysis after every point: one with a point still pending has not
     // finished (thirty-second attack: a reply for 3 of 6 planned blocks, with Tested-by:).
-    if (args->format == "eml" && (!bundle.analysis || evidence::pending_points(bundle) > 0))
+    const bool unfinished = !bundle.analysis || evidence::pending_points(bundle) > 0;
+    if (args->format == "eml" && unfinished)
       throw UserError(args->bundle + " is a run that has not finished: it has no verdict to reply with",
                       "finish it (ksandwich run --resume DIR), then reply");
-    // The reply attaches the bundle just read and checked, compressed as a run writes it.
     auto reply = args->reply;
+    // The other views show what the file says, but the reply in them only for what eml would
+    // send (thirty-third attack: an edited verdict shown as a reply with Tested-by:).
+    if (unfinished) reply.no_reply = "the run has not finished";
+    else if (!pipeline::check_recomputation(nlohmann::json::parse(text), bundle).empty())
+      reply.no_reply = "what the bundle says does not follow from its raw data (`ksandwich validate` says where)";
+    // The reply attaches the bundle just read and checked, compressed as a run writes it.
     reply.attachment = pipeline::bundle_attachment(text);
     fmt::print("{}", report::render(bundle, args->format, reply));
     context.exit_code = 0;

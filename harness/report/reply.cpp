@@ -131,6 +131,11 @@ void Builder::reply() {
     if (!first_of(p, {"message_id"}).empty()) quoted.push_back(p);
   const std::string thread = thread_id();
   if (thread.empty()) return;
+  if (!options_.no_reply.empty()) {
+    heading("Reply");
+    paragraph(one_line("No reply: " + options_.no_reply + "."), "ks-send");
+    return;
+  }
   ReplyMail mail;
   mail.in_reply_to = thread;
   for (auto& p : patches(patched_))

@@ -30,6 +30,9 @@ struct Options {
   std::string from;
   std::vector<std::string> to, cc;
   std::optional<Attachment> attachment;
+  // Why there is no reply to send, said where it would be (the bundle's figures do not follow
+  // from its rows, the run has not finished); empty: the reply is shown.
+  std::string no_reply;
 };
 
 std::string text(const evidence::Bundle& bundle, const Options& options = {});

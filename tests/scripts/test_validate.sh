@@ -149,6 +149,17 @@ refused() {  # NAME COMMAND...: exit 2, saying why, and no reply or XML printed
 }
 refused "report --format eml" "$ks" report "$tmp/edited-verdict.json" --format eml --in-reply-to '<a@b>' --tested-by 'T <t@x>'
 refused "junit" "$ks" junit "$tmp/edited-verdict.json"
+# Thirty-third attack: the text, markdown and html views showed that verdict's reply, with
+# Tested-by:. They show what the file says, and a reply only where eml would send one.
+for format in text markdown html; do
+  out=$("$ks" report "$tmp/edited-verdict.json" --format "$format" --in-reply-to '<a@b>' --tested-by 'T <t@x>' 2>&1)
+  code=$?
+  genuine=$("$ks" report "$data/host-confirm.json" --format "$format" --in-reply-to '<a@b>' 2>&1)
+  [ "$code" -eq 0 ] && grep -q "No reply: what the bundle says does not follow" <<<"$out" && ! grep -q "Tested-by\|In-Reply-To" <<<"$out" &&
+    grep -q "In-Reply-To" <<<"$genuine" && ! grep -q "No reply" <<<"$genuine" &&
+    ok "report --format $format shows no reply for a verdict that is not its rows'" ||
+    fail "report --format $format of an edited verdict (exit $code): $(grep -i "reply\|tested" <<<"$out")"
+done
 # Thirty-first attack: a run that measured nothing (every point pending, no analysis) saying
 # NO_CHANGE; validate flags it, the reply refuses it, gather shows no verdict for it.
 jq 'del(.analysis) | .points[].status = "pending" | .rows = [] | .verdict = "NO_CHANGE"' \
