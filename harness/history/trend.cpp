@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "proc/runner.hpp"
 #include "report/document.hpp"
 #include "report/format.hpp"
 #include "util/error.hpp"
@@ -181,7 +182,7 @@ std::vector<Change> changes_of(const std::vector<Night>& nights, double material
   return out;
 }
 
-std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment, double material_pct) {
+std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment, double material_pct, size_t max_nights) {
   std::map<std::pair<std::string, std::string>, WorkloadTrend> by_workload;
   for (auto& run : store.runs(experiment))
     for (auto& w : store.workloads(run.id)) {
@@ -194,6 +195,11 @@ std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment,
     }
   std::vector<WorkloadTrend> out;
   for (auto& [key, t] : by_workload) {
+    proc::throw_if_interrupted();
+    if (t.nights.size() > max_nights) {
+      t.earlier = t.nights.size() - max_nights;
+      t.nights.erase(t.nights.begin(), t.nights.begin() + static_cast<long>(t.earlier));
+    }
     t.changes = changes_of(t.nights, material_pct);
     out.push_back(std::move(t));
   }
@@ -213,7 +219,8 @@ std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::str
                                              : "The history holds no night with a ratio.\n";
   for (auto& t : trend) {
     auto table = night_table(t);
-    std::string title = fmt::format("{}: {} ({} nights)", t.experiment, t.workload, t.nights.size());
+    std::string title = fmt::format("{}: {} ({} nights{})", t.experiment, t.workload, t.nights.size(),
+                                    t.earlier ? fmt::format("; {} earlier ones left out", t.earlier) : "");
     std::vector<std::string> lines;
     for (auto& c : t.changes) lines.push_back(change_line(c));
     if (lines.empty()) lines.push_back("no change point");

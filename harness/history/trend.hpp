@@ -47,15 +47,23 @@ struct WorkloadTrend {
   std::string experiment, workload, metric;
   std::vector<Night> nights;  // oldest first; nights without an interval are left out
   std::vector<Change> changes;
+  size_t earlier = 0;  // nights before NIGHTS, left out: at most kMaxNights are judged
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadTrend, experiment, workload, metric, nights, changes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadTrend, experiment, workload, metric, nights, changes, earlier)
+
+// The nights of a workload trend judges, the latest: change points cost the square of their
+// number (thirty-third attack: a history of 40,000 nights took half a minute, 160,000 would
+// take eight), and a thousand nights are nearly three years of a nightly job.
+inline constexpr size_t kMaxNights = 1000;
 
 // Change points of the nights' log ratios: alpha 0.01, and the ratio moving by at least
 // MATERIAL_PCT percent (an experiment's default material threshold is 1%).
 std::vector<Change> changes_of(const std::vector<Night>& nights, double material_pct = 1.0);
 
-// Every workload of EXPERIMENT (every experiment when empty) in the history.
-std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment, double material_pct = 1.0);
+// Every workload of EXPERIMENT (every experiment when empty) in the history, its latest
+// MAX_NIGHTS nights.
+std::vector<WorkloadTrend> trend_of(Store& store, const std::string& experiment, double material_pct = 1.0,
+                                    size_t max_nights = kMaxNights);
 
 // text | markdown | html (with an SVG plot per workload) | json; UserError for another name.
 std::string render_trend(const std::vector<WorkloadTrend>& trend, const std::string& format);

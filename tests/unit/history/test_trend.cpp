@@ -76,6 +76,24 @@ TEST_CASE("trend: a 4% slowdown from night 7 is one change point between c06 and
   CHECK_THROWS_AS(history::render_trend(trend, "pdf"), UserError);
 }
 
+TEST_CASE("trend: only the latest nights are judged, the earlier ones counted (thirty-third attack)", "[history]") {
+  // Change points cost the square of the nights: 40,000 took half a minute, and Ctrl-C waited.
+  test::TempDir dir("ks-trend");
+  history::Store store(dir.path / "h.sqlite");
+  fill(store, 0.04);
+  auto trend = history::trend_of(store, "default", 1.0, 8);
+  REQUIRE(trend.size() == 3);
+  for (auto& t : trend) {
+    CHECK(t.earlier == 4);
+    REQUIRE(t.nights.size() == 8);
+    CHECK(t.nights.front().tip == "commit c05");
+    CHECK(t.nights.back().tip == "commit c12");
+  }
+  CHECK(history::render_trend(trend, "text").find("(8 nights; 4 earlier ones left out)") != std::string::npos);
+  CHECK(history::trend_of(store, "default").front().earlier == 0);
+  CHECK(history::kMaxNights >= 365);
+}
+
 TEST_CASE("trend: a flat history has no change point", "[history]") {
   test::TempDir dir("ks-trend");
   history::Store store(dir.path / "h.sqlite");
