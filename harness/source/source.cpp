@@ -201,16 +201,56 @@ fs::path find_tree(const fs::path& unpacked) {
   return unpacked;
 }
 
+// What a source may unpack to, far beyond a kernel's (6.1: 1.3 GB in 80,000 entries).
+constexpr uint64_t kMaxSourceBytes = uint64_t(8) << 30;
+constexpr size_t kMaxSourceEntries = 1'000'000;
+
+// Refuses, before anything is unpacked, a source whose LISTING (a command's: one entry a line,
+// its size the word at FIELD, counted from 0) adds up to more than a kernel source could
+// (thirty-third attack: an archive of 150 KB unpacked to 1 GiB, kept in the cache).
+void require_bounded(const proc::Command& listing, size_t field, const std::string& origin) {
+  auto cmd = listing;
+  cmd.max_output = 128 << 20;  // about a million entries' lines
+  auto r = proc::run(cmd);
+  uint64_t bytes = 0;
+  size_t entries = 0;
+  for (auto line : split(r.out, '\n')) {
+    if (line.empty()) continue;
+    std::replace(line.begin(), line.end(), '\t', ' ');
+    ++entries;
+    std::vector<std::string> words;
+    for (auto& w : split(line, ' '))
+      if (!w.empty() && words.size() <= field) words.push_back(w);
+    if (words.size() <= field) continue;
+    const auto& size = words[field];
+    const bool number = std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bytes += !number ? 0 : size.size() > 12 ? kMaxSourceBytes + 1 : std::stoull(size);
+  }
+  if (r.overflowed || entries > kMaxSourceEntries || bytes > kMaxSourceBytes)
+    throw UserError("kernel source " + origin + " would unpack to " +
+                        (r.overflowed ? std::string("more entries than can be listed") : std::to_string(entries) + " entries of " + std::to_string(bytes >> 20) + " MiB") +
+                        ", more than any kernel source (at most " + std::to_string(kMaxSourceEntries) + " entries of " +
+                        std::to_string(kMaxSourceBytes >> 30) + " GiB)",
+                    "check that it is the kernel source you meant; nothing was unpacked");
+  if (!r.ok())
+    throw UserError("cannot read kernel source " + origin + ": " + r.describe(),
+                    "check that it is a complete .tar, .tar.gz or .tar.xz archive, or a git tree and one of its commits");
+}
+
 void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
             const fs::path& into) {
   auto staging = into / "unpack";
   fs::create_directories(staging);
   if (source.kind == "git") {
+    // ls-tree's lines: mode, type, object, size (padded), then the path.
+    require_bounded(git_command(id.origin, {"ls-tree", "-r", "-l", id.commit}, 10min), 3, id.origin);
     auto tar = into / "source.tar";
     proc::run_checked(git_command(id.origin, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min));
     proc::run_checked(command({"tar", "-xf", tar.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     fs::remove(tar);
   } else {
+    // tar's long listing: mode, owner/group, size, date, time, then the name.
+    require_bounded(command({"tar", "-tvv", "--numeric-owner", "-f", id.origin}, 30min), 2, id.origin);
     auto r = proc::run(command({"tar", "-xf", id.origin, "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     if (!r.ok())
       throw UserError("cannot unpack kernel source " + id.origin + ": " + r.describe(),

@@ -379,6 +379,17 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   ks::proc::run_checked(command({"mknod", "-m", "666", (device.dir / "linux-6.1/mem").string(), "c", "1", "1"}));
   CHECK(contains(build(device.request("control")), "a device node, FIFO or socket"));
   CHECK(entries(device.dir / "cache/source").empty());
+  // Thirty-third attack: an archive of 150 KB that unpacked to 1 GiB, kept in the source cache.
+  // Here 9 GiB of one sparse file, in 164 bytes: refused from tar's listing, nothing unpacked.
+  Miniature bomb(s.path / "bomb");
+  auto bombed = bomb.request("control");
+  bombed.source.path = (bomb.dir / "sparse.tar.gz").string();
+  ks::write_file(bomb.dir / "linux-6.1/zeros", "");
+  fs::resize_file(bomb.dir / "linux-6.1/zeros", std::uintmax_t(9) << 30);
+  ks::proc::run_checked(command({"tar", "-S", "-czf", bombed.source.path, "-C", bomb.dir.string(), "linux-6.1"}));
+  fs::remove(bomb.dir / "linux-6.1/zeros");
+  CHECK(contains(build(bombed), "entries of 9216 MiB, more than any kernel source"));
+  CHECK(entries(bomb.dir / "cache/source").empty());
   // An archive whose one entry is a link to a directory of root's holding a kernel Makefile:
   // the cached tree was that link, and root's patch(1) edited the files it led to.
   Miniature target(s.path / "target");
