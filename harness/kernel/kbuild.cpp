@@ -816,15 +816,17 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     copy_tree(control->build_dir / "linux" / kObjDir, objdir, false);
     // The copied objects are newer than the patched sources' original times; make the
     // patched files newer than every object so Kbuild rebuilds exactly what they touch. The
-    // names are the diffs' own (patch(1)'s output can be made to name any file), a link keeps
-    // its target's time, and a file still a hard link into the source cache (named by a diff
-    // but not rewritten) keeps the cache's. A file the patches delete has no time to set.
+    // names are the diffs' own (patch(1)'s output can be made to name any file), reached with
+    // no link on the way (thirty-third attack: a patch made a directory a link and named a
+    // file beyond it), and a file still a hard link into the source cache (named by a diff
+    // but not rewritten) keeps the cache's time. A file the patches delete has no time to set.
     for (auto& p : in.patches)
       for (auto& f : p.files) {
+        const int fd = open_path_beneath(tree, f);
         struct stat st {};
-        const auto path = tree / f;
-        if (stays_in_tree(f) && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
-          ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+          ::utimensat(AT_FDCWD, ("/proc/self/fd/" + std::to_string(fd)).c_str(), nullptr, 0);
+        if (fd >= 0) ::close(fd);
       }
   } else {
     fs::create_directory(objdir);

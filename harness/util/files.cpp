@@ -1,6 +1,8 @@
 #include "util/files.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +135,19 @@ std::string read_first_line(const fs::path& path, std::string fallback) {
   auto content = try_read_file(path);
   if (!content) return fallback;
   return trim(content->substr(0, content->find('\n')));
+}
+
+int open_path_beneath(const fs::path& dir, const fs::path& rel) {
+  const int top = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (top < 0) return -1;
+  struct open_how how {};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const int fd = static_cast<int>(::syscall(SYS_openat2, top, rel.c_str(), &how, sizeof how));
+  const int saved = errno;
+  ::close(top);
+  errno = saved;
+  return fd;
 }
 
 void write_file(const fs::path& path, std::string_view content) {

@@ -40,6 +40,10 @@ void write_file_atomic(const fs::path& path, std::string_view content);
 // can hold locked. Never through a link; one left with wider permissions (by an earlier
 // version) is narrowed. Throws SystemError.
 int open_private_file(const fs::path& path, int flags);
+// An O_PATH descriptor of REL beneath the directory DIR, no symbolic link anywhere on the way
+// (REL's last name included) and never outside DIR (openat2's RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS): for a name a diff or an archive chose. -1 with errno when there is none.
+int open_path_beneath(const fs::path& dir, const fs::path& rel);
 void write_file(const fs::path& path, std::string_view content); // e.g. /sys knobs
 void write_file_append(const fs::path& path, std::string_view content);
 

@@ -325,6 +325,17 @@ TEST_CASE("as root, a patch that makes the build's directory a link, or names fi
   CHECK(built.identity["build"]["mode"] == "incremental");
   CHECK(fs::last_write_time(victim / "existing") == old_time);
   CHECK(entries(victim) == std::set<std::string>{"existing"});
+  // Thirty-third attack: a patch that makes a directory a link (patch(1) makes it, from git's
+  // mode 120000) and names a file beyond it, in a pair of headers patch(1) passes over: root
+  // set that file's time through the link.
+  ks::write_file(s.path / "through.patch", "diff --git a/evil b/evil\nnew file mode 120000\n--- /dev/null\n+++ b/evil\n"
+                                           "@@ -0,0 +1 @@\n+" + victim.string() + "\n\\ No newline at end of file\n"
+                                           "--- a/evil/existing\n+++ b/evil/existing\n");
+  r.patches = {(s.path / "through.patch").string()};
+  r.arm = "through";
+  ks::kernel::build_arm(r, ks::kernel::Progress::silent());
+  CHECK(fs::last_write_time(victim / "existing") == old_time);
+  CHECK(entries(victim) == std::set<std::string>{"existing"});
 }
 
 TEST_CASE("as root, an archive's device nodes and links, and a set-ID program make left, are never kept",
