@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -216,45 +218,76 @@ struct MakeRun {
   std::vector<std::string> compiled;  // objects compiled (CC/AS lines)
 };
 
-// ARGV confined for root: make runs the Makefiles and scripts of whatever patch it was given
-// (a mailbox's, a series'), so it gets a read-only view of the whole machine (the source
-// TREE too: its files are hard links into the source cache) with only OBJDIR writable, and
-// CCACHE_DIR (empty: ccache is not used) when CCACHE_WRITABLE; a private /tmp and /run, its
-// own session, no network and no capabilities (bubblewrap; as root and uid 0 inside, but
-// nothing it can remount). Others build with their own rights.
-std::vector<std::string> confined(std::vector<std::string> argv, const fs::path& tree, const fs::path& objdir,
-                                  const fs::path& ccache_dir, bool ccache_writable) {
-  if (::geteuid() != 0) return argv;
+// The uid and gid root's make runs as, unless it builds Debian's own source: no account's, so
+// no process of the machine shares it (to signal or trace the build), and without root's
+// rights: the host's sysctls, root's sockets and files, device nodes and set-ID programs are
+// beyond it, as they are for any user (thirty-second attack: uid 0 set kernel.core_pattern).
+constexpr uid_t kBuildUid = 2147483646;
+constexpr gid_t kBuildGid = 2147483646;
+// What make may print: a full build of a large config prints a few MB.
+constexpr size_t kMaxMakeOutput = size_t(64) << 20;
+
+// How make sees the build: the command in front of make's (none but for root) and the paths
+// of the tree, the objects and ccache's directory in its view.
+struct Confinement {
+  std::vector<std::string> prefix;
+  fs::path tree, objdir, ccache_dir, base;  // BASE: ccache's CCACHE_BASEDIR
+  bool unprivileged = false;                // make runs as kBuildUid
+};
+
+// For root, make runs the Makefiles and scripts of whatever patch, archive or commit it was
+// given, so it gets (bubblewrap) a read-only view of the machine with only the objects
+// writable, and ccache's directory when WRITES_CCACHE; a private /tmp and /run, its own
+// session (no terminal to push keystrokes into), no network, no capabilities; and, unless it
+// WRITES_CCACHE (Debian's own source, unpatched), the rights of kBuildUid alone. The tree,
+// objects and ccache are bound under /run/ks, where that uid reaches them whatever the
+// directories above them allow (the same paths for every build: ccache's entries match).
+// Others build with their own rights.
+Confinement confine(const Inputs& in, const fs::path& tree, const fs::path& objdir, bool uses_ccache, bool writes_ccache) {
+  fs::create_directories(objdir);
+  // bwrap binds where a link leads (twenty-seventh attack: a patch that made ks-out a link to
+  // a directory of root's made that directory writable to the patch's Makefile).
+  if (fs::is_symlink(objdir)) throw SystemError("confine make", objdir.string() + " is a symbolic link");
+  if (::geteuid() != 0) return {{}, tree, objdir, in.ccache_dir, in.cache};
   auto bwrap = proc::find_program("bwrap");
   if (!bwrap)
     throw UserError("building a kernel as root runs the patch's own Makefiles, and ksandwich confines them with "
                         "bubblewrap (bwrap), which is not installed",
                     "apt-get install bubblewrap (tools/setup.sh installs it), or build as a user");
-  fs::create_directories(objdir);
-  // bwrap binds where a link leads (twenty-seventh attack: a patch that made ks-out a link to
-  // a directory of root's made that directory writable to the patch's Makefile).
-  if (fs::is_symlink(objdir)) throw SystemError("confine make", objdir.string() + " is a symbolic link");
-  // /run holds the sockets of root's services (systemd, D-Bus) and ksandwich's journal key:
-  // an empty one. A session of its own: no terminal to push keystrokes into (TIOCSTI).
   const auto source = fs::canonical(tree);
-  // A fresh /proc's sys/ is the host's sysctls, which uid 0 writes without any capability, and
-  // bwrap leaves it writable when it thinks it is not (thirty-second attack: make set
-  // kernel.core_pattern to a program the host kernel then runs as root): read-only.
-  std::vector<std::string> out = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                  "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger",
-                                  "/proc/sysrq-trigger", "--tmpfs", "/tmp", "--tmpfs", "/run", "--ro-bind", source.string(), source.string(),
-                                  "--bind", objdir.string(), objdir.string()};
-  if (!ccache_dir.empty()) {  // only when ccache is used at all
+  Confinement c{{}, "/run/ks/linux", "/run/ks/out", "/run/ks/ccache", "/run/ks", !writes_ccache};
+  if (objdir.parent_path() == tree) c.objdir = c.tree / objdir.filename();  // Kbuild's relative paths
+  // A fresh /proc's sys/ is the host's sysctls: read-only as well (bwrap leaves it writable
+  // when it thinks it is not).
+  c.prefix = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+              "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+              "--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--perms", "0755", "--dir", "/run/ks", "--ro-bind", source.string(), c.tree.string(),
+              "--bind", objdir.string(), c.objdir.string()};
+  if (uses_ccache) {
+    const auto cache = fs::canonical(source::ensure_dir(in.ccache_dir));
     // A writable ccache directory above the tree would make the tree writable again.
-    const auto cache = fs::canonical(source::ensure_dir(ccache_dir));
     if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
-      throw UserError("ccache's directory " + ccache_dir.string() + " holds the kernel tree " + tree.string(),
+      throw UserError("ccache's directory " + in.ccache_dir.string() + " holds the kernel tree " + tree.string(),
                       "point CCACHE_DIR (or --ccache-dir) at a directory of its own, e.g. /var/cache/ksandwich/ccache");
-    out.insert(out.end(), {ccache_writable ? "--bind" : "--ro-bind", cache.string(), cache.string()});
+    // The build uid reads it (the entries are made 0644), no one else but root.
+    if (::chown(cache.c_str(), 0, kBuildGid) != 0 || ::chmod(cache.c_str(), 0750) != 0)
+      throw SystemError("open " + cache.string() + " to the build", std::strerror(errno));
+    c.prefix.insert(c.prefix.end(), {writes_ccache ? "--bind" : "--ro-bind", cache.string(), c.ccache_dir.string()});
   }
-  out.insert(out.end(), {"--unshare-all", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--"});
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
+  // Every namespace but the user's: in one of its own uid 0 alone would exist, and no setuid.
+  c.prefix.insert(c.prefix.end(), {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                                   "--new-session", "--die-with-parent", "--cap-drop", "ALL"});
+  if (c.unprivileged) {
+    auto setpriv = proc::find_program("setpriv");
+    if (!setpriv) throw UserError("setpriv, which makes a build run as no account, is not installed", "apt-get install util-linux");
+    c.prefix.insert(c.prefix.end(), {"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", setpriv->string(),
+                                     "--reuid=" + std::to_string(kBuildUid), "--regid=" + std::to_string(kBuildGid),
+                                     "--clear-groups", "--inh-caps=-all"});
+    open_tree_for_reading(tree);
+    give_tree(objdir, kBuildUid, kBuildGid);
+  }
+  c.prefix.push_back("--");
+  return c;
 }
 
 // make -C TREE O=OBJDIR ..., its output (stdout and stderr) appended to LOG; the
@@ -263,11 +296,6 @@ std::vector<std::string> confined(std::vector<std::string> argv, const fs::path&
 MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
                  const std::vector<std::string>& targets, const fs::path& log,
                  const Progress& progress, const std::optional<BuildEstimate>& estimate = std::nullopt) {
-  std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" 2>&1", "make",
-                                   "-C", tree.string(), "O=" + objdir.string(),
-                                   "-j" + std::to_string(in.jobs)};
-  argv.insert(argv.end(), in.variables.begin(), in.variables.end());
-  argv.insert(argv.end(), targets.begin(), targets.end());
   // Only the Debian package's own source, unpatched, writes the shared ccache; every other
   // make reads it. An entry it wrote is compiled into later kernels of any source (the same
   // tree compiles the same, wherever from), and a patch's, an archive's or a commit's Makefile
@@ -276,19 +304,26 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
   // only what they touch; another source's kernels are cached whole once built.)
   const bool trusted = in.patches.empty() && in.source.identity.kind == "debian" &&
                        in.source.identity.origin == source::kDebianTarball;
-  const bool uses_ccache = !in.toolchain.ccache.empty(), writes_ccache = trusted && uses_ccache;
-  argv = confined(std::move(argv), tree, objdir, uses_ccache ? in.ccache_dir : fs::path(), writes_ccache);
+  const bool uses_ccache = !in.toolchain.ccache.empty();
+  const auto view = confine(in, tree, objdir, uses_ccache, trusted);
+  std::vector<std::string> argv = view.prefix;
+  argv.insert(argv.end(), {"sh", "-c", "exec \"$0\" \"$@\" 2>&1", "make", "-C", view.tree.string(),
+                           "O=" + view.objdir.string(), "-j" + std::to_string(in.jobs)});
+  argv.insert(argv.end(), in.variables.begin(), in.variables.end());
+  argv.insert(argv.end(), targets.begin(), targets.end());
 
   MakeRun run;
   std::ofstream out(log, std::ios::app);
   out << "\n$ make " << join(targets, " ") << "   (" << now_utc_iso8601() << ")\n";
   CompileCounter counter;
   proc::Command cmd = command(argv, in.make_timeout);
-  cmd.env = {{"CCACHE_DIR", in.ccache_dir.string()},
-             {"CCACHE_BASEDIR", in.cache.string()},
+  cmd.max_output = kMaxMakeOutput;  // thirty-third attack: `yes` in a Makefile filled memory and the log
+  cmd.env = {{"CCACHE_DIR", view.ccache_dir.string()},
+             {"CCACHE_BASEDIR", view.base.string()},
              {"CCACHE_NOHASHDIR", "1"},
              {"LC_ALL", "C"}};
   if (!trusted) cmd.env.insert(cmd.env.end(), {{"CCACHE_READONLY", "1"}, {"CCACHE_TEMPDIR", "/tmp"}});
+  else cmd.env.insert(cmd.env.end(), {{"CCACHE_UMASK", "022"}});  // the build uid reads the entries
   auto tick = [&] { progress.tick(build_detail(counter.count(), estimate, progress.stage_seconds())); };
   cmd.on_stdout = [&](std::string_view chunk) {
     out << chunk;
@@ -298,6 +333,12 @@ MakeRun run_make(const Inputs& in, const fs::path& tree, const fs::path& objdir,
   cmd.on_tick = tick;  // the clock moves on while make links in silence
   run.result = proc::run(cmd);
   run.compiled = counter.files();
+  if (run.result.ok()) {
+    // What make made: no device node, FIFO, socket or set-ID program is kept (twenty-eighth
+    // attack: a setuid-root shell, when make ran as root), and root takes back what it lent.
+    require_plain_tree(objdir, "the build of arm " + in.arm);
+    if (view.unprivileged) give_tree(objdir, 0, 0);
+  }
   out << "\n[exit " << run.result.exit_code << (run.result.timed_out ? ", timed out" : "")
       << " after " << Progress::format_duration(run.result.seconds) << "]\n";
   return run;
@@ -847,8 +888,9 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   if (!make.result.ok()) {
     auto kept = keep_failed_log(in, log, "failed");
     copy_log(request.log_copy, log);
-    std::string how = make.result.timed_out ? "timed out" : "exited " +
-                      std::to_string(make.result.exit_code);
+    std::string how = make.result.timed_out    ? "timed out"
+                      : make.result.overflowed ? "printed more than " + std::to_string(kMaxMakeOutput >> 20) + " MiB and was stopped"
+                                               : "exited " + std::to_string(make.result.exit_code);
     throw UserError("kernel build failed for arm " + in.arm + " (make " + how + " after " +
                         Progress::format_duration(make.result.seconds) + "):\n" +
                         failure_excerpt(make.result.out),
@@ -859,9 +901,6 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
                         "full log: " + kept.string() + "; nothing was cached");
   }
 
-  // make ran as uid 0 (confined, but the owner of what it makes): no set-ID program or device
-  // node of a patch's is kept in the cache (twenty-eighth attack: a setuid-root shell).
-  require_plain_tree(objdir, "the build of arm " + in.arm);
   auto release = trim(made_file(objdir / "include/config/kernel.release").value_or(""));
   auto bzimage = made_file(objdir / "arch/x86/boot/bzImage");
   if (release.empty() || !bzimage)

@@ -106,6 +106,7 @@ void kill_group(pid_t pid) {
 std::string Result::describe() const {
   std::string what = "`" + join(argv, " ") + "`";
   if (timed_out) what += " timed out";
+  else if (overflowed) what += " printed too much and was stopped";
   else if (term_signal) what += " was killed by signal " + std::to_string(term_signal);
   else what += " exited " + std::to_string(exit_code);
   auto detail = trim(tail(err.empty() ? out : err, 1500));
@@ -169,6 +170,7 @@ Result run(const Command& cmd) {
         std::string_view chunk(buf, static_cast<size_t>(got));
         (i == 0 ? r.out : r.err).append(chunk);
         if (i == 0 && cmd.on_stdout) cmd.on_stdout(chunk);
+        if (cmd.max_output && r.out.size() + r.err.size() > cmd.max_output) r.overflowed = stop = true;
       } else if (got == 0 || errno != EINTR) {
         (i == 0 ? out : err).close_end(0);
       }
@@ -177,7 +179,7 @@ Result run(const Command& cmd) {
   }
   // Output closed (or log-file mode): wait for exit within the same deadline.
   int status = 0;
-  while (!r.timed_out) {
+  while (!r.timed_out && !r.overflowed) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (g_interrupted && !cmd.cleanup) {
@@ -192,7 +194,7 @@ Result run(const Command& cmd) {
     tick();
     usleep(20'000);
   }
-  if (r.timed_out) {
+  if (r.timed_out || r.overflowed) {
     kill_group(pid);
   } else if (WIFEXITED(status)) {
     r.exit_code = WEXITSTATUS(status);

@@ -28,6 +28,9 @@ struct Command {
   std::function<void()> on_tick;
   // Cleanup commands (umount, losetup -d) run even after SIGINT/SIGTERM arrived.
   bool cleanup = false;
+  // Non-zero: the command is stopped, as on a timeout, once its captured stdout and stderr
+  // together pass this many bytes (what a patch's make prints is anyone's to make endless).
+  size_t max_output = 0;
 };
 
 // A command with a timeout and nothing else set: the common case.
@@ -38,11 +41,12 @@ struct Result {
   int exit_code = -1;    // -1 when killed by a signal
   int term_signal = 0;
   bool timed_out = false;
+  bool overflowed = false;  // stopped for printing more than Command::max_output
   double seconds = 0;
   std::string out;
   std::string err;
 
-  bool ok() const { return exit_code == 0 && !timed_out; }
+  bool ok() const { return exit_code == 0 && !timed_out && !overflowed; }
   std::string describe() const;  // "`mkfs.btrfs -f /dev/loop0` exited 1: <stderr tail>"
 };
 

@@ -254,6 +254,38 @@ void require_plain_tree(const std::filesystem::path& dir, const std::string& wha
   if (ec) throw SystemError("read " + dir.string(), ec.message());
 }
 
+namespace {
+// F on DIR and on every entry in it, links not followed; throws naming the first that fails.
+template <typename F>
+void for_tree(const std::filesystem::path& dir, const std::string& doing, F f) {
+  namespace fs = std::filesystem;
+  auto apply = [&](const fs::path& path) {
+    struct stat st{};
+    if (::lstat(path.c_str(), &st) != 0 || !f(path, st)) throw SystemError(doing + " " + path.string(), std::strerror(errno));
+  };
+  apply(dir);
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) apply(it->path());
+  if (ec) throw SystemError(doing + " " + dir.string(), ec.message());
+}
+}  // namespace
+
+void give_tree(const std::filesystem::path& dir, uid_t uid, gid_t gid) {
+  for_tree(dir, "change the owner of", [&](const std::filesystem::path& path, const struct stat& st) {
+    return (st.st_uid == uid && st.st_gid == gid) || ::lchown(path.c_str(), uid, gid) == 0;
+  });
+}
+
+void open_tree_for_reading(const std::filesystem::path& dir) {
+  for_tree(dir, "make readable", [](const std::filesystem::path& path, const struct stat& st) {
+    if (S_ISLNK(st.st_mode)) return true;
+    mode_t mode = st.st_mode & 07777;
+    mode_t wanted = mode | S_IRUSR | S_IRGRP | S_IROTH;
+    if (S_ISDIR(st.st_mode) || (mode & S_IXUSR)) wanted |= S_IXUSR | S_IXGRP | S_IXOTH;
+    return wanted == mode || ::chmod(path.c_str(), wanted) == 0;
+  });
+}
+
 void require_trusted_input(const std::filesystem::path& path, const std::string& what) {
   std::error_code ec;
   const auto role = std::filesystem::is_directory(path, ec) ? PathRole::kTrustedDirectory : PathRole::kTrustedFile;

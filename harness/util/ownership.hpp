@@ -57,6 +57,14 @@ std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, s
 // Links are not followed.
 void require_plain_tree(const std::filesystem::path& dir, const std::string& what);
 
+// DIR and every entry in it given to UID and GID, links themselves (never followed): what
+// root hands to an unprivileged build and takes back. Throws SystemError.
+void give_tree(const std::filesystem::path& dir, uid_t uid, gid_t gid);
+// DIR and every entry in it made readable by anyone (directories searchable too, files
+// executable by anyone where their owner's are), links untouched: a tree of root's that an
+// unprivileged build reads, however the umask or an archive made it. Throws SystemError.
+void open_tree_for_reading(const std::filesystem::path& dir);
+
 // For root, an input ksandwich builds, boots or runs from (an experiment, a patch, a config,
 // a mailbox, a kernel source tarball or tree): throws UserError naming WHAT when someone else
 // could change it (untrusted_on_the_way; a directory as a cache is, a file as a file used in

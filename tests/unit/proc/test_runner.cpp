@@ -47,3 +47,19 @@ TEST_CASE("a command's process dies with the ksandwich that started it, even by 
   if (!gone) kill(child, SIGKILL);
   CHECK(gone);
 }
+
+TEST_CASE("a command that prints past its bound is stopped, as on a timeout (thirty-third attack)") {
+  // `yes` in a patch's Makefile grew root's memory and the build log without end.
+  auto cmd = ks::proc::command({"yes", "CC fs/btrfs/x.o"}, std::chrono::seconds(60));
+  cmd.max_output = 1 << 20;
+  auto r = ks::proc::run(cmd);
+  CHECK(r.overflowed);
+  CHECK_FALSE(r.ok());
+  CHECK(r.out.size() < (size_t(2) << 20));
+  CHECK(r.describe().find("printed too much and was stopped") != std::string::npos);
+  auto small = ks::proc::command({"echo", "fine"});
+  small.max_output = 1 << 20;
+  auto fine = ks::proc::run(small);
+  CHECK(fine.ok());
+  CHECK_FALSE(fine.overflowed);
+}
