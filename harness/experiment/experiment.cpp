@@ -27,7 +27,9 @@ std::string Workload::metric() const {
   return "iops";
 }
 
-bool Workload::higher_is_better() const { return metric() != "ns_per_op"; }
+bool higher_is_better(const std::string& metric) { return metric != "ns_per_op"; }
+
+bool Workload::higher_is_better() const { return experiment::higher_is_better(metric()); }
 
 bool is_plain_name(const std::string& s) {
   static const std::regex name("[A-Za-z0-9._-]{1,64}");

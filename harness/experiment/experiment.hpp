@@ -29,9 +29,12 @@ struct Workload {
                              // to name. A name, never a path: see is_plain_name().
 
   std::string metric() const;          // ns_per_op | iops | bytes_per_s
-  bool higher_is_better() const;
+  bool higher_is_better() const;       // higher_is_better(metric())
   std::string id() const { return label.empty() ? name : label; }
 };
+
+// Whether more of METRIC is better: a time per op is not, a rate is.
+bool higher_is_better(const std::string& metric);
 
 // Storage for every point: a RAM device the harness creates, or a device the user hands over.
 struct Storage {

@@ -7,6 +7,7 @@
 
 #include "analysis/analyze.hpp"
 #include "evidence/clock.hpp"
+#include "experiment/experiment.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
@@ -20,7 +21,9 @@ std::vector<WorkloadSpec> specs_of(const evidence::Bundle& b, const std::string&
   if (!b.analysis || b.analysis->workloads.empty())
     throw UserError(which + " bundle has no analysis to compare", "pass bundles written by `ksandwich run`");
   std::vector<WorkloadSpec> specs;
-  for (auto& w : b.analysis->workloads) specs.push_back({w.workload, w.metric, w.higher_is_better});
+  // The direction is the metric's, not the bundle's word for it (thirty-fourth attack: an
+  // analysis that called a 50% slower time per op an improvement).
+  for (auto& w : b.analysis->workloads) specs.push_back({w.workload, w.metric, experiment::higher_is_better(w.metric)});
   return specs;
 }
 
@@ -128,6 +131,12 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
       throw UserError(fmt::format("workload '{}' is measured in {} in one bundle and {} in the other", s.id,
                                   s.metric, it->metric));
   }
+  // And the other way (thirty-fourth attack: a workload added to the experiment, regressing,
+  // was never judged, and compare said NO_CHANGE, exit 0).
+  for (auto& a : after_specs)
+    if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.id == a.id; }))
+      throw UserError("workload '" + a.id + "' is in the second bundle but not in the first, and would go unjudged",
+                      "compare bundles of the same experiment");
 
   // Instructions and nanoseconds are not one quantity: no flag compares them.
   const auto& clock_a = evidence::bundle_clock(before);

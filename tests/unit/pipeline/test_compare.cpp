@@ -92,6 +92,22 @@ TEST_CASE("compare: material as the runs were judged, unless they disagree or --
 TEST_CASE("compare: bundles of different workloads, or without the arm, are refused") {
   CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3, "clone"), run_of(5000, 3, "dedupe"), {}),
                   UserError);
+  // Thirty-fourth attack: a workload only tonight's run has, 50% slower, went unjudged and
+  // compare said NO_CHANGE, exit 0.
+  auto both = run_of(5000, 3, "clone"), added = run_of(5000, 3, "dedupe");
+  auto tonight = run_of(5000, 3, "clone");
+  for (auto row : added.rows) {
+    *row.ns_per_op *= 1.5;
+    tonight.rows.push_back(row);
+  }
+  tonight.analysis->workloads.push_back(added.analysis->workloads[0]);
+  CHECK_THROWS_WITH(pipeline::compare_bundles(both, tonight, {}),
+                    Catch::Contains("workload 'dedupe' is in the second bundle but not in the first"));
+  // And the direction is the metric's: an analysis calling a time per op "higher is better"
+  // made a 30% slower run an improvement.
+  auto before = run_of(5000, 4), after = run_of(6500, 4);
+  before.analysis->workloads[0].higher_is_better = after.analysis->workloads[0].higher_is_better = true;
+  CHECK(pipeline::compare_bundles(before, after, {}).verdict == "REGRESSION");
   pipeline::CompareOptions control_only;
   control_only.arm = "control";
   CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3), run_of(5000, 3), control_only), UserError);
