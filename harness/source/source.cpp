@@ -205,36 +205,38 @@ fs::path find_tree(const fs::path& unpacked) {
 constexpr uint64_t kMaxSourceBytes = uint64_t(8) << 30;
 constexpr size_t kMaxSourceEntries = 1'000'000;
 
-// Refuses, before anything is unpacked, a source whose LISTING (a command's: one entry a line,
-// its size the word at FIELD, counted from 0) adds up to more than a kernel source could
-// (thirty-third attack: an archive of 150 KB unpacked to 1 GiB, kept in the cache).
-void require_bounded(const proc::Command& listing, size_t field, const std::string& origin) {
-  auto cmd = listing;
-  cmd.max_output = 128 << 20;  // about a million entries' lines
+// Refuses, before anything is unpacked, an ARCHIVE that would unpack to more than a kernel
+// source could (thirty-third attack: one of 150 KB unpacked to 1 GiB and stayed in the
+// cache). Its members' data as tar extracts them is counted, not the sizes its headers claim
+// (thirty-fourth: a sparse member listed as 1 byte wrote 64 MiB), up to the bound; its
+// entries with every directory their names imply (thirty-fourth: 11 members made 18,013).
+void require_bounded(const fs::path& archive, const std::string& origin) {
+  auto cmd = command({"sh", "-c", "tar -xvvO --numeric-owner -f \"$0\" | head -c \"$1\" | wc -c", archive.string(),
+                      std::to_string(kMaxSourceBytes + 1)},
+                     30min);
+  cmd.max_output = 256 << 20;  // the listing (stderr) of about a million entries
   auto r = proc::run(cmd);
-  uint64_t bytes = 0;
-  size_t entries = 0;
-  for (auto line : split(r.out, '\n')) {
-    if (line.empty()) continue;
-    std::replace(line.begin(), line.end(), '\t', ' ');
-    ++entries;
+  std::set<std::string> entries;
+  for (auto line : split(r.err, '\n')) {
+    // mode, owner/group, size, date, time, then the name (and " -> target" for a link, which
+    // only adds names): every directory on its way counts.
     std::vector<std::string> words;
     for (auto& w : split(line, ' '))
-      if (!w.empty() && words.size() <= field) words.push_back(w);
-    if (words.size() <= field) continue;
-    const auto& size = words[field];
-    const bool number = std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; });
-    bytes += !number ? 0 : size.size() > 12 ? kMaxSourceBytes + 1 : std::stoull(size);
+      if (!w.empty()) words.push_back(w);
+    if (words.size() < 6 || words[0].size() != 10) continue;
+    auto name = line.substr(line.find(words[5], line.find(words[4]) + words[4].size()));
+    for (size_t slash = name.find('/'); slash != std::string::npos && entries.size() <= kMaxSourceEntries;
+         slash = name.find('/', slash + 1))
+      entries.insert(name.substr(0, slash));
+    entries.insert(name);
+    if (entries.size() > kMaxSourceEntries) break;
   }
-  if (r.overflowed || entries > kMaxSourceEntries || bytes > kMaxSourceBytes)
-    throw UserError("kernel source " + origin + " would unpack to " +
-                        (r.overflowed ? std::string("more entries than can be listed") : std::to_string(entries) + " entries of " + std::to_string(bytes >> 20) + " MiB") +
-                        ", more than any kernel source (at most " + std::to_string(kMaxSourceEntries) + " entries of " +
-                        std::to_string(kMaxSourceBytes >> 30) + " GiB)",
+  const auto bytes = std::strtoull(trim(r.out).c_str(), nullptr, 10);
+  if (r.overflowed || entries.size() > kMaxSourceEntries || bytes > kMaxSourceBytes)
+    throw UserError("kernel source " + origin + " would unpack to more than any kernel source: " +
+                        (bytes > kMaxSourceBytes ? "more than " + std::to_string(kMaxSourceBytes >> 30) + " GiB"
+                                                 : "more than " + std::to_string(kMaxSourceEntries) + " files and directories"),
                     "check that it is the kernel source you meant; nothing was unpacked");
-  if (!r.ok())
-    throw UserError("cannot read kernel source " + origin + ": " + r.describe(),
-                    "check that it is a complete .tar, .tar.gz or .tar.xz archive, or a git tree and one of its commits");
 }
 
 void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
@@ -242,15 +244,19 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
   auto staging = into / "unpack";
   fs::create_directories(staging);
   if (source.kind == "git") {
-    // ls-tree's lines: mode, type, object, size (padded), then the path.
-    require_bounded(git_command(id.origin, {"ls-tree", "-r", "-l", id.commit}, 10min), 3, id.origin);
+    // The archive itself bounded too: the tree's own .gitattributes (export-subst, ident)
+    // expand what git writes (thirty-fourth attack: 44 KB of blobs became 400 MB).
     auto tar = into / "source.tar";
-    proc::run_checked(git_command(id.origin, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min));
+    auto archive = git_command(id.origin, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
+    archive.argv.insert(archive.argv.begin(), {"prlimit", "--fsize=" + std::to_string(kMaxSourceBytes), "--"});
+    if (auto r = proc::run(archive); !r.ok())
+      throw UserError("cannot archive " + id.origin + " at " + id.commit.substr(0, 12) + ": " + r.describe(),
+                      "a kernel tree's archive is at most " + std::to_string(kMaxSourceBytes >> 30) + " GiB; check the repository");
+    require_bounded(tar, id.origin);
     proc::run_checked(command({"tar", "-xf", tar.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     fs::remove(tar);
   } else {
-    // tar's long listing: mode, owner/group, size, date, time, then the name.
-    require_bounded(command({"tar", "-tvv", "--numeric-owner", "-f", id.origin}, 30min), 2, id.origin);
+    require_bounded(id.origin, id.origin);
     auto r = proc::run(command({"tar", "-xf", id.origin, "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     if (!r.ok())
       throw UserError("cannot unpack kernel source " + id.origin + ": " + r.describe(),
