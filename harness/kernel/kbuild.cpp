@@ -224,8 +224,12 @@ struct MakeRun {
 // beyond it, as they are for any user (thirty-second attack: uid 0 set kernel.core_pattern).
 constexpr uid_t kBuildUid = 2147483646;
 constexpr gid_t kBuildGid = 2147483646;
-// What make may print: a full build of a large config prints a few MB.
+// What make may print (a full build of a large config prints a few MB), the size of its
+// /tmp (in memory; the compiler's temporaries, -pipe aside) and its processes (a -j64 build
+// runs a few hundred).
 constexpr size_t kMaxMakeOutput = size_t(64) << 20;
+constexpr size_t kMaxTmpBytes = size_t(1) << 30;
+constexpr int kMaxBuildProcesses = 4096;
 
 // How make sees the build: the command in front of make's (none but for root) and the paths
 // of the tree, the objects and ccache's directory in its view.
@@ -261,7 +265,7 @@ Confinement confine(const Inputs& in, const fs::path& tree, const fs::path& objd
   // when it thinks it is not).
   c.prefix = {bwrap->string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
               "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
-              "--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--perms", "0755", "--dir", "/run/ks", "--ro-bind", source.string(), c.tree.string(),
+              "--perms", "01777", "--size", std::to_string(kMaxTmpBytes), "--tmpfs", "/tmp", "--tmpfs", "/run", "--perms", "0755", "--dir", "/run/ks", "--ro-bind", source.string(), c.tree.string(),
               "--bind", objdir.string(), c.objdir.string()};
   if (uses_ccache) {
     const auto cache = fs::canonical(source::ensure_dir(in.ccache_dir));
@@ -269,8 +273,12 @@ Confinement confine(const Inputs& in, const fs::path& tree, const fs::path& objd
     if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
       throw UserError("ccache's directory " + in.ccache_dir.string() + " holds the kernel tree " + tree.string(),
                       "point CCACHE_DIR (or --ccache-dir) at a directory of its own, e.g. /var/cache/ksandwich/ccache");
-    // The build uid reads it (the entries are made 0644), no one else but root.
-    if (::chown(cache.c_str(), 0, kBuildGid) != 0 || ::chmod(cache.c_str(), 0750) != 0)
+    // The build uid reads it (the entries are made 0644), no one else but root; a directory
+    // of another owner's (a sudo user's own ccache) is left as it is, and not read
+    // (thirty-fourth attack: a user's ~/.ccache was made root's and closed to them).
+    struct stat st {};
+    if (::stat(cache.c_str(), &st) == 0 && st.st_uid == 0 &&
+        (::chown(cache.c_str(), 0, kBuildGid) != 0 || ::chmod(cache.c_str(), 0750) != 0))
       throw SystemError("open " + cache.string() + " to the build", std::strerror(errno));
     c.prefix.insert(c.prefix.end(), {writes_ccache ? "--bind" : "--ro-bind", cache.string(), c.ccache_dir.string()});
   }
@@ -278,9 +286,12 @@ Confinement confine(const Inputs& in, const fs::path& tree, const fs::path& objd
   c.prefix.insert(c.prefix.end(), {"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                                    "--new-session", "--die-with-parent", "--cap-drop", "ALL"});
   if (c.unprivileged) {
-    auto setpriv = proc::find_program("setpriv");
-    if (!setpriv) throw UserError("setpriv, which makes a build run as no account, is not installed", "apt-get install util-linux");
-    c.prefix.insert(c.prefix.end(), {"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", setpriv->string(),
+    auto setpriv = proc::find_program("setpriv"), prlimit = proc::find_program("prlimit");
+    if (!setpriv || !prlimit)
+      throw UserError("setpriv and prlimit, which make a build run as no account, are not installed", "apt-get install util-linux");
+    // A process count of its own (thirty-fourth attack: a fork bomb could take every pid).
+    c.prefix.insert(c.prefix.end(), {"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", prlimit->string(),
+                                     "--nproc=" + std::to_string(kMaxBuildProcesses), "--", setpriv->string(),
                                      "--reuid=" + std::to_string(kBuildUid), "--regid=" + std::to_string(kBuildGid),
                                      "--clear-groups", "--inh-caps=-all"});
     open_tree_for_reading(tree);

@@ -388,7 +388,10 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   // socket, /etc/shadow, a set-ID or device file) is beyond it; root takes the objects back.
   Miniature uid(s.path / "uid", "\t@if [ \"$$(id -u)\" = 0 ]; then echo 'error: make ran as root'; false; fi\n"
                                 "\t@if head -c1 /etc/shadow >/dev/null 2>&1; then echo 'error: make read /etc/shadow'; false; fi\n"
-                                "\t@touch $(O)/made-by-make\n");
+                                "\t@touch $(O)/made-by-make\n"
+                                // and within bounds: its processes, its /tmp (thirty-fourth attack)
+                                "\t@if [ \"$$(awk '/^Max processes/ {print $$3}' /proc/self/limits)\" != 4096 ]; then echo 'error: processes unbounded'; false; fi\n"
+                                "\t@if [ \"$$(df -k --output=size /tmp | tail -1)\" -gt 1048576 ]; then echo 'error: /tmp unbounded'; false; fi\n");
   CHECK(build(uid.request("control")) == "(no UserError)");
   size_t made = 0, roots = 0;
   for (auto& e : fs::recursive_directory_iterator(uid.dir / "cache/build")) {
@@ -417,7 +420,18 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   fs::resize_file(bomb.dir / "linux-6.1/zeros", std::uintmax_t(9) << 30);
   ks::proc::run_checked(command({"tar", "-S", "-czf", bombed.source.path, "-C", bomb.dir.string(), "linux-6.1"}));
   fs::remove(bomb.dir / "linux-6.1/zeros");
-  CHECK(contains(build(bombed), "entries of 9216 MiB, more than any kernel source"));
+  CHECK(contains(build(bombed), "would unpack to more than any kernel source: more than 8 GiB"));
+  CHECK(entries(bomb.dir / "cache/source").empty());
+  // Thirty-fourth attack: members whose names imply thousands of directories each (11 made
+  // 18,013); here 600 of 1,800 levels, over a million, in a few kilobytes.
+  ks::proc::run_checked(command({"python3", "-c",
+                                 "import io, sys, tarfile\n"
+                                 "with tarfile.open(sys.argv[1], 'w:gz', format=tarfile.PAX_FORMAT) as t:\n"
+                                 "    for i in range(600):\n"
+                                 "        t.addfile(tarfile.TarInfo('linux-6.1/d%d/' % i + 'a/' * 1800 + 'f'), io.BytesIO())\n",
+                                 (bomb.dir / "deep.tar.gz").string()}));
+  bombed.source.path = (bomb.dir / "deep.tar.gz").string();
+  CHECK(contains(build(bombed), "more than 1000000 files and directories"));
   CHECK(entries(bomb.dir / "cache/source").empty());
   // An archive whose one entry is a link to a directory of root's holding a kernel Makefile:
   // the cached tree was that link, and root's patch(1) edited the files it led to.
