@@ -120,6 +120,17 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                                 material_pct_of(before), material_pct_of(after)),
                     "say which one compare should use with --material-pct");
   const double material_pct = o.material_pct.value_or(material_pct_of(after));
+  // Only finished runs with every point measured: compare takes the ok points, and a patched
+  // kernel that failed a point, or a run cut short, passed the gate with exit 0 (thirty-fifth
+  // attack; alone, that run is INVALID, or unfinished).
+  for (auto [b, which] : {std::pair{&before, "the first"}, std::pair{&after, "the second"}}) {
+    const auto failed = std::count_if(b->points.begin(), b->points.end(), [](auto& p) { return p.status == "failed"; });
+    if (evidence::pending_points(*b) > 0 || failed > 0)
+      throw UserError(fmt::format("{} bundle is a run with {} point(s) {}: it has no verdict to compare", which,
+                                  failed > 0 ? failed : static_cast<long>(evidence::pending_points(*b)),
+                                  failed > 0 ? "failed" : "not run"),
+                      "compare runs whose every point ran; `ksandwich report` shows what happened to this one");
+  }
   auto specs = specs_of(before, "the first");
   auto after_specs = specs_of(after, "the second");
   for (auto& s : specs) {

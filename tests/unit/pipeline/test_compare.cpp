@@ -108,6 +108,13 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
   auto before = run_of(5000, 4), after = run_of(6500, 4);
   before.analysis->workloads[0].higher_is_better = after.analysis->workloads[0].higher_is_better = true;
   CHECK(pipeline::compare_bundles(before, after, {}).verdict == "REGRESSION");
+  // Thirty-fifth attack: compare took only the ok points, so a run that lost a point to a
+  // failed boot (INVALID alone), or was cut short, passed the gate.
+  auto failed = run_of(6500, 4), cut = run_of(6500, 4);
+  failed.points[3].status = "failed";
+  cut.points[3].status = "pending";
+  CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 4), failed, {}), Catch::Contains("1 point(s) failed"));
+  CHECK_THROWS_WITH(pipeline::compare_bundles(cut, run_of(5000, 4), {}), Catch::Contains("the first bundle is a run with 1 point(s) not run"));
   pipeline::CompareOptions control_only;
   control_only.arm = "control";
   CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3), run_of(5000, 3), control_only), UserError);
