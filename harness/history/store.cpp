@@ -267,8 +267,10 @@ std::string Store::integrity_check() {
 }
 
 Store::Added add_bundle_file(Store& store, const fs::path& path) {
-  auto bundle = pipeline::load_bundle(path);  // UserError when missing or not a bundle
-  auto validation = pipeline::validate_bundle_file(path);
+  // One read: what is checked is what is stored (thirty-fifth attack: a file swapped between
+  // the check and a second read entered the history with an edited verdict).
+  std::string text;
+  auto validation = pipeline::validate_bundle_file(path, &text);  // UserError when missing
   if (!validation.valid()) {
     std::vector<std::string> problems;
     for (auto& e : validation.schema_errors) problems.push_back(one_line(pipeline::describe(e)));
@@ -277,12 +279,13 @@ Store::Added add_bundle_file(Store& store, const fs::path& path) {
                                 join(problems, "; ")),
                     "`ksandwich validate " + shell_quote(path.string()) + "` says more; only valid bundles enter the history");
   }
+  auto bundle = pipeline::parse_bundle_text(text, path.string());
   if (!bundle.analysis || bundle.analysis->workloads.empty())
     throw UserError(path.string() + " has no analysis: the run did not finish",
                     "finish it with `ksandwich run --resume DIR`, then add its bundle");
   // The SHA-256 of the bundle's text, however stored: the same run as bundle.json and as
   // bundle.json.gz is one run.
-  return store.add(bundle, path, sha256_hex(pipeline::read_bundle_text(path)));
+  return store.add(bundle, path, sha256_hex(text));
 }
 
 }  // namespace ks::history

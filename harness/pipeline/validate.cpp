@@ -253,9 +253,10 @@ std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundl
   return out;
 }
 
-Validation validate_bundle_file(const std::filesystem::path& path) {
+Validation validate_bundle_file(const std::filesystem::path& path, std::string* text_read) {
   Validation v;
   auto text = read_bundle_text(path);
+  if (text_read) *text_read = text;
   json raw;
   evidence::Bundle b;
   try {

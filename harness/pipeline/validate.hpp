@@ -65,7 +65,9 @@ std::vector<Mismatch> check_recomputation(const nlohmann::json& raw, const evide
 
 // Both checks; the recomputation only when the schema holds (it needs the shape right).
 // Throws UserError when PATH does not exist.
-Validation validate_bundle_file(const std::filesystem::path& path);
+// TEXT, when given, receives the JSON text checked (inflated): what a caller then uses, so
+// that what it takes is what was checked, whatever the file holds by then.
+Validation validate_bundle_file(const std::filesystem::path& path, std::string* text = nullptr);
 
 // load_bundle for renderers: refuses (UserError, exit 2) a bundle that fails its schema,
 // naming the first failures. TEXT, when given, receives the JSON text read (inflated).
