@@ -210,21 +210,19 @@ constexpr size_t kMaxSourceEntries = 1'000'000;
 // cache). Its members' data as tar extracts them is counted, not the sizes its headers claim
 // (thirty-fourth: a sparse member listed as 1 byte wrote 64 MiB), up to the bound; its
 // entries with every directory their names imply (thirty-fourth: 11 members made 18,013).
+// Either over its bound, or the archive unreadable: UserError.
 void require_bounded(const fs::path& archive, const std::string& origin) {
-  auto cmd = command({"sh", "-c", "tar -xvvO --numeric-owner -f \"$0\" | head -c \"$1\" | wc -c", archive.string(),
+  // tar -v names each member on a line of its own (escaped), whatever its header says
+  // (thirty-fifth attack: a time too large to print as a date shifted the words of a long
+  // listing, and its members went uncounted); every line counts, with every directory on
+  // its way. The whole pipeline must succeed: a measurement cut short measures nothing.
+  auto cmd = command({"bash", "-o", "pipefail", "-c", "tar -xvO -f \"$0\" | head -c \"$1\" | wc -c", archive.string(),
                       std::to_string(kMaxSourceBytes + 1)},
                      30min);
-  cmd.max_output = 256 << 20;  // the listing (stderr) of about a million entries
+  cmd.max_output = 256 << 20;  // the names (stderr) of about a million entries
   auto r = proc::run(cmd);
   std::set<std::string> entries;
-  for (auto line : split(r.err, '\n')) {
-    // mode, owner/group, size, date, time, then the name (and " -> target" for a link, which
-    // only adds names): every directory on its way counts.
-    std::vector<std::string> words;
-    for (auto& w : split(line, ' '))
-      if (!w.empty()) words.push_back(w);
-    if (words.size() < 6 || words[0].size() != 10) continue;
-    auto name = line.substr(line.find(words[5], line.find(words[4]) + words[4].size()));
+  for (auto& name : split(r.err, '\n')) {
     for (size_t slash = name.find('/'); slash != std::string::npos && entries.size() <= kMaxSourceEntries;
          slash = name.find('/', slash + 1))
       entries.insert(name.substr(0, slash));
@@ -237,6 +235,9 @@ void require_bounded(const fs::path& archive, const std::string& origin) {
                         (bytes > kMaxSourceBytes ? "more than " + std::to_string(kMaxSourceBytes >> 30) + " GiB"
                                                  : "more than " + std::to_string(kMaxSourceEntries) + " files and directories"),
                     "check that it is the kernel source you meant; nothing was unpacked");
+  if (!r.ok())
+    throw UserError("cannot unpack kernel source " + origin + ": " + r.describe(),
+                    "check that it is a complete .tar, .tar.gz or .tar.xz archive; nothing was unpacked");
 }
 
 void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
