@@ -432,16 +432,22 @@ struct NormalizedConfig {
   size_t checked = 0;  // requested symbols verified
 };
 
-// A file make left, as root reads it back: a regular file of at most kMaxInputBytes, never
-// through a link (make ran the patch's Makefiles, which could leave one pointing anywhere, or
-// at /dev/zero); nullopt when absent.
-std::optional<std::string> made_file(const fs::path& path) {
-  return read_regular_file(path, kMaxInputBytes, Links::refuse);
+// A file make left beneath OBJDIR, as root reads it back: a regular file of at most
+// kMaxInputBytes, with no link anywhere on the way (make ran the patch's Makefiles, which
+// could leave one pointing anywhere, or at /dev/zero; thirty-sixth attack: `arch` linked to
+// a root-only directory made its bzImage the kernel); nullopt when absent.
+std::optional<std::string> made_file(const fs::path& objdir, const fs::path& rel) {
+  try {
+    return read_regular_file_beneath(objdir, rel, kMaxInputBytes);
+  } catch (const SystemError& e) {
+    throw UserError("the kernel build left " + rel.string() + " unreadable: " + e.what(),
+                    "the tree's Makefiles (or a patch's) made it so; a kernel's own make leaves a regular file there");
+  }
 }
 
 // OBJDIR/.config as make left it; "" when absent and not REQUIRED.
 std::string read_config(const fs::path& objdir, bool required = true) {
-  auto text = made_file(objdir / ".config");
+  auto text = made_file(objdir, ".config");
   if (!text && required) throw SystemError("read " + (objdir / ".config").string(), "make left no .config");
   return text.value_or("");
 }
@@ -912,10 +918,15 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
                         "full log: " + kept.string() + "; nothing was cached");
   }
 
-  auto release = trim(made_file(objdir / "include/config/kernel.release").value_or(""));
-  auto bzimage = made_file(objdir / "arch/x86/boot/bzImage");
+  auto release = trim(made_file(objdir, "include/config/kernel.release").value_or(""));
+  auto bzimage = made_file(objdir, "arch/x86/boot/bzImage");
   if (release.empty() || !bzimage)
     throw SystemError("kernel build for arm " + in.arm, "make succeeded but left no kernel.release or bzImage");
+  if (!source::is_kernel_release(release))  // printed, kept in identities and bundles
+    throw UserError("kernel build for arm " + in.arm + " made the release \"" + one_line(release.substr(0, 80)) +
+                        "\", which is not a kernel release",
+                    "a release is at most 64 letters, digits and ._+-~: see the tree's Makefile and "
+                    "scripts/setlocalversion");
   write_file(work.path() / "bzImage", *bzimage);
   write_file(work.path() / "config", config.text);
   double seconds = std::chrono::duration<double>(Clock::now() - own_started).count();

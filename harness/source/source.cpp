@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -341,6 +342,13 @@ fs::path origin_path(const experiment::KernelSource& source) {
   return source.path;
 }
 
+bool is_kernel_release(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && s.front() != '.' && s.front() != '-' &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) {
+           return std::isalnum(c) || std::string_view("._+-~").find(static_cast<char>(c)) != std::string_view::npos;
+         });
+}
+
 std::string kernel_version_from_makefile(std::string_view makefile) {
   std::map<std::string, std::string> vars;
   for (auto& line : split(makefile, '\n')) {
@@ -507,6 +515,11 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
     throw UserError(id.origin + " is not a kernel source: no Makefile with VERSION and "
                     "PATCHLEVEL at its top",
                     "name a Linux source tarball or git tree");
+  // It names the build's directory (thirty-sixth attack: VERSION = ../../x built elsewhere).
+  if (!is_kernel_release(id.version))
+    throw UserError(id.origin + " is not a kernel source: its Makefile's version \"" +
+                        one_line(id.version.substr(0, 80)) + "\" is not a kernel release",
+                    "VERSION, PATCHLEVEL, SUBLEVEL and EXTRAVERSION hold letters, digits and ._+-~ only");
   write_file_atomic(tmp.path() / "source.json", to_json(id).dump(2) + "\n");
 
   std::error_code ec;

@@ -112,6 +112,10 @@ std::string kind_of(const experiment::KernelSource& source);
 // "6.1.192" from the top-level Makefile (VERSION, PATCHLEVEL, SUBLEVEL, EXTRAVERSION);
 // empty when the text is not a kernel Makefile. Pure.
 std::string kernel_version_from_makefile(std::string_view makefile);
+// A kernel release as uname gives it ("6.1.192-ks-patched"): at most 64 ASCII letters,
+// digits and ._+-~, starting with neither . nor -. A version or release outside it (a
+// Makefile's, make's kernel.release) names no cache directory and reaches no report.
+bool is_kernel_release(std::string_view s);
 
 // Removes <dir>/.tmp-* entries whose owning process (the pid in the name) is gone:
 // what a killed run left behind.

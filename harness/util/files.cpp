@@ -38,19 +38,21 @@ std::optional<std::string> try_read_file(const fs::path& path) {
   return ss.str();
 }
 
-std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links) {
-  struct Close {
-    int fd;
-    ~Close() {
-      if (fd >= 0) ::close(fd);
-    }
-  };
-  // O_PATH first: its kind is known before anything is opened for reading, since opening
-  // can itself act (a FIFO waits for a writer, /dev/watchdog arms, a tape rewinds). With
-  // O_NOFOLLOW, O_PATH opens a link itself, which fstat then names.
-  Close where{::open(path.c_str(), O_PATH | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0))};
+namespace {
+
+struct Close {
+  int fd;
+  ~Close() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The regular file WHERE (an O_PATH descriptor of PATH, or -1 with errno), read whole.
+std::optional<std::string> read_opened(Close where, const fs::path& path, size_t max_bytes) {
   if (where.fd < 0) {
     if (errno == ENOENT) return std::nullopt;
+    if (errno == ELOOP || errno == EXDEV)
+      throw SystemError("open " + path.string(), "a symbolic link is on the way, or it leads outside");
     throw SystemError("open " + path.string(), errno);
   }
   struct stat st{};
@@ -83,6 +85,19 @@ std::optional<std::string> read_regular_file(const fs::path& path, size_t max_by
   }
   text.resize(got);
   return text;
+}
+
+}  // namespace
+
+std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links) {
+  // O_PATH first: its kind is known before anything is opened for reading, since opening
+  // can itself act (a FIFO waits for a writer, /dev/watchdog arms, a tape rewinds). With
+  // O_NOFOLLOW, O_PATH opens a link itself, which fstat then names.
+  return read_opened({::open(path.c_str(), O_PATH | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0))}, path, max_bytes);
+}
+
+std::optional<std::string> read_regular_file_beneath(const fs::path& dir, const fs::path& rel, size_t max_bytes) {
+  return read_opened({open_path_beneath(dir, rel)}, dir / rel, max_bytes);
 }
 
 std::string read_head_and_tail(const fs::path& path, size_t max_bytes) {

@@ -18,6 +18,9 @@ std::optional<std::string> try_read_file(const fs::path& path); // nullopt when 
 // hands over, whose size and kind ksandwich did not choose.
 enum class Links { follow, refuse };
 std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links);
+// The same for REL beneath DIR, with no symbolic link anywhere on the way (open_path_beneath):
+// for a file a program ksandwich does not trust left in a directory it made.
+std::optional<std::string> read_regular_file_beneath(const fs::path& dir, const fs::path& rel, size_t max_bytes);
 // What another program wrote without a limit (a guest's console, its results port): the whole
 // regular file when it holds at most MAX_BYTES, else its first and last MAX_BYTES / 2 with a
 // line between them saying how much was left out. Empty when it does not exist or cannot be

@@ -437,6 +437,23 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   bombed.source.path = (bomb.dir / "deep.tar.gz").string();
   CHECK(contains(build(bombed), "more than 1000000 files and directories"));
   CHECK(entries(bomb.dir / "cache/source").empty());
+  // Thirty-sixth attack: a Makefile's VERSION named the build's directory, ../.. anywhere; its
+  // make linked arch/ to a directory of root's, whose bzImage became the kernel; its release
+  // held a terminal's escapes, printed as they were.
+  Miniature escape(s.path / "escape");
+  ks::write_file(escape.dir / "linux-6.1/Makefile", "VERSION = ../../../escaped\n" + ks::read_file(escape.dir / "linux-6.1/Makefile"));
+  CHECK(contains(build(escape.request("control")), "is not a kernel release"));
+  CHECK_FALSE(fs::exists(s.path / "escaped.6.1.0-ks-control"));
+  for (auto& e : entries(s.path)) CHECK_FALSE(ks::starts_with(e, "escaped"));
+  const auto secret = s.path / "rootonly";
+  fs::create_directories(secret / "x86/boot");
+  ks::write_file(secret / "x86/boot/bzImage", "root's secret\n");
+  Miniature linked(s.path / "linked", "\t@rm -rf $(O)/arch && ln -s " + secret.string() + " $(O)/arch\n");
+  CHECK(contains(build(linked.request("control")), "left arch/x86/boot/bzImage unreadable"));
+  CHECK(kernels_in(linked.dir / "cache") == 0);
+  Miniature escapes(s.path / "escapes", "\t@printf '6.1.0\\033]0;pwned\\007\\n' > $(O)/include/config/kernel.release\n");
+  CHECK(contains(build(escapes.request("control")), "which is not a kernel release"));
+  CHECK(kernels_in(escapes.dir / "cache") == 0);
   // An archive whose one entry is a link to a directory of root's holding a kernel Makefile:
   // the cached tree was that link, and root's patch(1) edited the files it led to.
   Miniature target(s.path / "target");
