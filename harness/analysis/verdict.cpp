@@ -89,13 +89,15 @@ std::string overall_verdict(const std::vector<evidence::WorkloadAnalysis>& workl
                                        [](auto& g) { return gate_invalidates(g); });
   if (invalid_workload || (workloads.empty() && gate_failed)) return "INVALID";
   if (any_material(workloads, "IMPROVEMENT")) return "IMPROVEMENT";
-  const bool all_no_change =
-      !workloads.empty() && std::all_of(workloads.begin(), workloads.end(), [&](auto& w) {
-        return w.verdict == "NO_CHANGE" ||
-               (!w.material && (w.verdict == "REGRESSION" || w.verdict == "IMPROVEMENT") &&
-                is_equivalent(w, material_pct));
-      });
+  const bool all_no_change = !workloads.empty() && std::all_of(workloads.begin(), workloads.end(), [&](auto& w) {
+    return run_decision(w, material_pct) == "NO_CHANGE";
+  });
   return all_no_change ? "NO_CHANGE" : "INCONCLUSIVE";
+}
+
+std::string run_decision(const evidence::WorkloadAnalysis& w, double material_pct) {
+  if (w.material || (w.verdict != "REGRESSION" && w.verdict != "IMPROVEMENT")) return w.verdict;
+  return is_equivalent(w, material_pct) ? "NO_CHANGE" : "INCONCLUSIVE";
 }
 
 }  // namespace ks::analysis

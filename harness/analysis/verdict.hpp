@@ -35,6 +35,12 @@ void decide(evidence::WorkloadAnalysis& w, const std::optional<Decision>& decisi
             std::optional<double> screen_drift_pct = std::nullopt,
             std::optional<double> tail_shift_log = std::nullopt);
 
+// What workload W says of its run: its verdict, except that a change within the material
+// threshold is NO_CHANGE when its 90% interval lies inside the equivalence band and
+// INCONCLUSIVE when it does not (a change too small to matter, not shown to be that small).
+// The run's verdict, its JUnit test cases and its exit code read it.
+std::string run_decision(const evidence::WorkloadAnalysis& w, double material_pct);
+
 // REGRESSION if any workload is a material regression (INVALID workloads have no
 // regression to show); else INVALID if any workload is INVALID (or, with no workload, a
 // gate that invalidates failed); else IMPROVEMENT if any material improvement; else

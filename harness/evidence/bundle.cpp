@@ -1,6 +1,8 @@
 #include "evidence/bundle.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 
 namespace ks::evidence {
 namespace {
@@ -12,18 +14,42 @@ void put_opt(json& j, const char* key, const std::optional<T>& v) {
   if (v) j[key] = *v;
 }
 
+// V as the integer T, when it is a whole number T holds. nlohmann's get<T>() casts any number,
+// which for 1e30 or -1 is undefined or wraps (thirty-sixth attack: rows of ops 1e30 read as
+// 0, which validate passed over).
+template <typename T>
+T integer(const json& v) {
+  using Limits = std::numeric_limits<T>;
+  bool fits = false;
+  if (v.is_number_unsigned()) {
+    fits = v.get<uint64_t>() <= static_cast<uint64_t>(Limits::max());
+  } else if (v.is_number_integer()) {
+    const auto x = v.get<int64_t>();
+    fits = x >= 0 ? static_cast<uint64_t>(x) <= static_cast<uint64_t>(Limits::max())
+                  : Limits::is_signed && x >= static_cast<int64_t>(Limits::min());
+  }
+  if (!fits) throw json::type_error::create(302, "a whole number within range is required, not " + v.dump(), &v);
+  return v.get<T>();
+}
+
+template <typename T>
+T value_as(const json& v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return integer<T>(v);
+  else return v.get<T>();
+}
+
 template <typename T>
 std::optional<T> get_opt(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
+  return value_as<T>(*it);
 }
 
 template <typename T>
 T get_or(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
+  return value_as<T>(*it);
 }
 
 json get_json(const json& j, const char* key) {
@@ -66,7 +92,7 @@ json point_json(const Point& p) {
 
 Point point_from(const json& j) {
   Point p;
-  p.id = j.at("id").get<int>();
+  p.id = integer<int>(j.at("id"));
   p.block = get_or(j, "block", 0);
   p.arm = j.at("arm").get<std::string>();
   p.status = j.at("status").get<std::string>();
@@ -116,9 +142,9 @@ void to_json(json& j, const PointSummary& s) {
 }
 
 void from_json(const json& j, PointSummary& s) {
-  s.point = j.at("point").get<int>();
+  s.point = integer<int>(j.at("point"));
   s.arm = j.at("arm").get<std::string>();
-  s.n = j.at("n").get<size_t>();
+  s.n = integer<size_t>(j.at("n"));
   s.mean = j.at("mean").get<double>();
   s.min = j.at("min").get<double>();
   s.max = j.at("max").get<double>();
@@ -188,8 +214,8 @@ void to_json(json& j, const ProfileComparison& c) {
 }
 
 void from_json(const json& j, ProfileComparison& c) {
-  c.control_points = j.at("control_points").get<int>();
-  c.patched_points = j.at("patched_points").get<int>();
+  c.control_points = integer<int>(j.at("control_points"));
+  c.patched_points = integer<int>(j.at("patched_points"));
   c.cost_per_call = j.at("cost_per_call").get<double>();
   c.own_cost_per_call = get_or(j, "own_cost_per_call", 0.0);
   c.measured_change = j.at("measured_change").get<double>();
@@ -283,14 +309,14 @@ json to_json(const Row& r) {
 
 Row row_from_json(const json& j) {
   Row r;
-  r.point = j.at("point").get<int>();
+  r.point = integer<int>(j.at("point"));
   r.arm = j.at("arm").get<std::string>();
   r.block = get_or(j, "block", 0);
-  r.round = j.at("round").get<int>();
+  r.round = integer<int>(j.at("round"));
   r.warmup = get_or(j, "warmup", false);
   r.workload = j.at("workload").get<std::string>();
-  r.ops = j.at("ops").get<uint64_t>();
-  r.elapsed_ns = j.at("elapsed_ns").get<uint64_t>();
+  r.ops = integer<uint64_t>(j.at("ops"));
+  r.elapsed_ns = integer<uint64_t>(j.at("elapsed_ns"));
   r.ns_per_op = get_opt<double>(j, "ns_per_op");
   r.iops = get_opt<double>(j, "iops");
   r.bytes_per_s = get_opt<double>(j, "bytes_per_s");
@@ -357,7 +383,7 @@ Bundle from_json(const json& j) {
                                 "experiment_name", "experiment", "backend", "machine",
                                 "plan", "builds", "points", "rows", "analysis", "verdict"};
   Bundle b;
-  b.schema_version = j.at("schema_version").get<int>();
+  b.schema_version = integer<int>(j.at("schema_version"));
   if (b.schema_version < 1 || b.schema_version > kSchemaVersion)
     throw json::other_error::create(501, "schema_version " + std::to_string(b.schema_version) +
                                              " is not one this ksandwich reads (1 to " + std::to_string(kSchemaVersion) + ")", &j);
@@ -379,6 +405,15 @@ Bundle from_json(const json& j) {
   for (auto& [k, v] : j.items())
     if (std::find(std::begin(known), std::end(known), k) == std::end(known)) b.extra[k] = v;
   return b;
+}
+
+double material_pct_of(const Bundle& b) {
+  for (const char* at : {"/gates/material_pct", "/compare/material_pct"}) {
+    const auto ptr = nlohmann::json::json_pointer(at);
+    if (b.experiment.is_object() && b.experiment.contains(ptr) && b.experiment[ptr].is_number())
+      return b.experiment[ptr].get<double>();
+  }
+  return 1.0;
 }
 
 size_t pending_points(const Bundle& b) {

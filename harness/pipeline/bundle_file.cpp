@@ -251,17 +251,21 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
         opts.calibrated_sd_log_ratio[w.value("workload", "")] = w["sd_block_log_ratio_pct"].get<double>() / 100;
   std::vector<analysis::WorkloadSpec> specs;
   for (auto& w : e.workloads) specs.push_back({w.id(), w.metric(), w.higher_is_better()});
-  // Point-level gates: the kernel stayed healthy and the patch was exercised.
-  std::vector<evidence::Gate> point_gates;
-  for (auto& p : b.points) {
+  return analysis::analyze(b.points, b.rows, specs, opts, point_gates(b.points, b.builds));
+}
+
+std::vector<evidence::Gate> point_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds) {
+  // The kernel stayed healthy and the patch was exercised.
+  std::vector<evidence::Gate> gates;
+  for (auto& p : points) {
     if (p.status != "ok") continue;
-    for (auto& g : trace::health_gates(p.id, p.health)) point_gates.push_back(g);
+    for (auto& g : trace::health_gates(p.id, p.health)) gates.push_back(g);
     if (p.direct_hit.is_array() && !p.direct_hit.empty())
-      for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit)) point_gates.push_back(g);
+      for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit)) gates.push_back(g);
   }
   // The kernels differ by the patch and nothing else, or the comparison is not fair.
-  if (auto g = matched_build_gate(b.builds)) point_gates.push_back(*g);
-  return analysis::analyze(b.points, b.rows, specs, opts, point_gates);
+  if (auto g = matched_build_gate(builds)) gates.push_back(*g);
+  return gates;
 }
 
 std::filesystem::path bundle_in(const std::filesystem::path& dir) {

@@ -6,6 +6,8 @@
 #include <map>
 
 #include "analysis/analyze.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/kernels.hpp"
 #include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
 #include "util/error.hpp"
@@ -61,6 +63,53 @@ std::string text_at(const nlohmann::json& j, const char* pointer) {
   return "";
 }
 
+// The experiment B ran, read again: what each workload did is in it.
+experiment::Experiment experiment_of(const evidence::Bundle& b, const std::string& which) {
+  try {
+    return experiment::parse(b.experiment);
+  } catch (const UserError& err) {
+    throw UserError(which + " bundle's experiment cannot be read, so what its workloads did is unknown: " + err.what(),
+                    "compare bundles written by `ksandwich run`");
+  }
+}
+
+// What one workload's rounds do, term by term, and on what storage: two runs compare where
+// each did the same.
+std::vector<std::pair<std::string, std::string>> work_of(const experiment::Experiment& e, const experiment::Workload& w) {
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  return {{"workload", w.name},          {"ops", n(w.ops)},           {"range_bytes", n(w.range_bytes)},
+          {"iodepth", n(w.iodepth)},     {"jobs", n(w.jobs)},         {"file_size_mib", n(w.file_size_mib)},
+          {"runtime_s", fmt::format("{:g}", w.runtime_s)},            {"ios", n(w.ios)},
+          {"block_kib", n(w.block_kib)}, {"size_mib", n(w.size_mib)}, {"job", w.fio_job},
+          {"storage", e.storage.kind + " " + n(e.storage.size_mib) + " MiB"},
+          {"mkfs options", join(e.storage.mkfs_options, " ")}, {"mount options", join(e.storage.mount_options, ",")}};
+}
+
+// Refuses a workload that did other work in A than in B (thirty-sixth attack: 4 KiB clones
+// against 1 MiB ones, "IMPROVEMENT -66.6%", exit 0).
+void require_same_work(const evidence::Bundle& before, const evidence::Bundle& after,
+                       const std::vector<analysis::WorkloadSpec>& specs) {
+  const auto a = experiment_of(before, "the first"), b = experiment_of(after, "the second");
+  auto find = [](const experiment::Experiment& e, const std::string& id) {
+    auto it = std::find_if(e.workloads.begin(), e.workloads.end(), [&](auto& w) { return w.id() == id; });
+    return it == e.workloads.end() ? std::nullopt : std::optional(*it);
+  };
+  for (auto& s : specs) {
+    auto in_a = find(a, s.id), in_b = find(b, s.id);
+    if (!in_a || !in_b)
+      throw UserError("workload '" + s.id + "' is not in the " + (in_a ? "second" : "first") + " bundle's experiment",
+                      "compare bundles written by `ksandwich run`");
+    std::vector<std::string> differ;
+    auto wa = work_of(a, *in_a), wb = work_of(b, *in_b);
+    for (size_t i = 0; i < wa.size(); ++i)
+      if (wa[i].second != wb[i].second)
+        differ.push_back(one_line(wa[i].first + " '" + wa[i].second + "' in A, '" + wb[i].second + "' in B"));
+    if (!differ.empty())
+      throw UserError("workload '" + s.id + "' did other work in the two runs: " + join(differ, "; "),
+                      "compare runs of the same workloads; a changed workload starts its history again");
+  }
+}
+
 }  // namespace
 
 std::vector<EnvironmentFact> environment_of(const evidence::Bundle& b, const std::string& arm) {
@@ -101,20 +150,9 @@ std::string machine_fingerprint(const evidence::Bundle& b) {
   return sha256_hex(facts).substr(0, 16);
 }
 
-namespace {
-
-// The material threshold a run was judged with (its experiment's gates, 1% by default).
-double material_pct_of(const evidence::Bundle& b) {
-  const auto at = nlohmann::json::json_pointer("/gates/material_pct");
-  return b.experiment.is_object() && b.experiment.contains(at) && b.experiment[at].is_number()
-             ? b.experiment[at].get<double>()
-             : 1.0;
-}
-
-}  // namespace
-
 evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence::Bundle& after,
                                  const CompareOptions& o) {
+  using evidence::material_pct_of;
   if (!o.material_pct && material_pct_of(before) != material_pct_of(after))
     throw UserError(fmt::format("the runs were judged with different material thresholds: {:g}% in A, {:g}% in B",
                                 material_pct_of(before), material_pct_of(after)),
@@ -148,6 +186,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
     if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.id == a.id; }))
       throw UserError("workload '" + a.id + "' is in the second bundle but not in the first, and would go unjudged",
                       "compare bundles of the same experiment");
+  require_same_work(before, after, specs);
 
   // Instructions and nanoseconds are not one quantity: no flag compares them.
   const auto& clock_a = evidence::bundle_clock(before);
@@ -201,7 +240,12 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   opts.material_pct = material_pct;
   opts.seed = o.seed;
   opts.resolution_sd_log_ratio = clock_b.resolution_sd_log_ratio;
-  c.analysis = analysis::analyze(c.points, c.rows, specs, opts);
+  // Each run's gates as they were alone (thirty-sixth attack: a patched kernel that oopsed
+  // was INVALID alone, and an IMPROVEMENT, exit 0, compared).
+  auto gates = point_gates(c.points, nlohmann::json());
+  for (auto* b : {&before, &after})
+    if (auto g = matched_build_gate(b->builds)) gates.push_back(*g);
+  c.analysis = analysis::analyze(c.points, c.rows, specs, opts, gates);
   c.verdict = c.analysis->verdict;
   return c;
 }

@@ -142,6 +142,10 @@ void check_rows(const evidence::Bundle& b, std::vector<Mismatch>& out) {
       out.push_back({where + "/point", r.point, nullptr, "no point has this id"});
     else if (arm->second != r.arm)
       out.push_back({where + "/arm", r.arm, arm->second, fmt::format("point {} ran {}", r.point, arm->second)});
+    // A time per op of no ops is no measurement (thirty-sixth attack: patched rows of ops 0
+    // carried a third of their elapsed time as ns_per_op, and validate passed them over).
+    if (r.ns_per_op && r.ops == 0)
+      out.push_back({where + "/ops", r.ops, nullptr, "a row with a time per op did no ops"});
     if (r.ns_per_op && r.ops > 0) {
       const double expected = double(r.elapsed_ns) / double(r.ops);
       // The agent rounds ns_per_op to what it prints.

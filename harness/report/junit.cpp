@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "analysis/verdict.hpp"
+#include "evidence/bundle.hpp"
 #include "report/document.hpp"
 #include "util/files.hpp"
 
@@ -34,18 +36,23 @@ std::string junit(const evidence::Bundle& b) {
     for (auto& w : b.analysis->workloads) {
       ++tests;
       std::string body;
-      if (w.verdict == "REGRESSION" && w.material) {
+      // As the run's verdict and exit code read it (thirty-sixth attack: a change within the
+      // material threshold, not shown to be within it, passed where the run said INCONCLUSIVE).
+      const auto decision = analysis::run_decision(w, evidence::material_pct_of(b));
+      if (decision == "REGRESSION") {
         ++failures;
         body = fmt::format("<failure type=\"REGRESSION\" message=\"{}\"/>",
                            xml_text("material regression: " + estimate(w)));
-      } else if (w.verdict == "INVALID") {
+      } else if (decision == "INVALID") {
         ++errors;
         body = fmt::format("<error type=\"INVALID\" message=\"{}\"/>",
                            xml_text("invalid data; failed gates: " +
                                        (w.gates_failed.empty() ? "none named" : join(w.gates_failed, ", "))));
-      } else if (w.verdict == "INCONCLUSIVE") {
+      } else if (decision == "INCONCLUSIVE") {
         ++skipped;
-        std::string reason = "inconclusive at this run's size: " + estimate(w);
+        std::string reason = w.verdict == "INCONCLUSIVE" ? "inconclusive at this run's size: " + estimate(w)
+                                                         : "a change within the material threshold, not shown to be "
+                                                           "within it: " + estimate(w);
         if (w.mde_pct) reason += fmt::format("; it could detect {:.2f}%", *w.mde_pct);
         if (w.blocks_needed) reason += fmt::format("; about {} blocks would decide it", *w.blocks_needed);
         body = fmt::format("<skipped message=\"{}\"/>", xml_text(reason));

@@ -15,6 +15,14 @@ namespace {
 evidence::Bundle run_of(double level, int points, const std::string& workload = "clone") {
   static int runs = 0;
   evidence::Bundle b;
+  // A real experiment's, with this one workload (compare reads what each workload did).
+  static const auto experiment = [] {
+    auto e = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json").experiment;
+    e.erase("gates");
+    return e;
+  }();
+  b.experiment = experiment;
+  b.experiment["workloads"] = {{{"name", workload}, {"ops", 1000}}};
   b.experiment_name = "nightly";
   b.created_at = "2026-12-03T00:00:00." + std::to_string(runs++) + "Z";
   b.plan = {{"rounds", 3}, {"warmup_rounds", 0}};
@@ -77,7 +85,7 @@ TEST_CASE("compare: the same level twice is no material change") {
 
 TEST_CASE("compare: material as the runs were judged, unless they disagree or --material-pct says") {
   auto before = run_of(5000, 4), after = run_of(5150, 4);  // +3%
-  for (auto* b : {&before, &after}) b->experiment = {{"gates", {{"material_pct", 5}}}};
+  for (auto* b : {&before, &after}) b->experiment["gates"] = {{"material_pct", 5}};
   auto c = pipeline::compare_bundles(before, after, {});
   CHECK(c.experiment["compare"]["material_pct"] == 5);
   CHECK_FALSE(c.analysis->workloads[0].material);  // +3% is within the runs' 5%
@@ -118,6 +126,32 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
   pipeline::CompareOptions control_only;
   control_only.arm = "control";
   CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3), run_of(5000, 3), control_only), UserError);
+  // Thirty-sixth attack: 4 KiB clones against 1 MiB ones, or zram against brd, compared as one
+  // workload ("IMPROVEMENT", exit 0).
+  auto other = run_of(5000, 3);
+  other.experiment["workloads"][0]["range_bytes"] = 1 << 20;
+  other.experiment["storage"]["size_mib"] = 512;
+  CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 3), other, {}),
+                    Catch::Contains("workload 'clone' did other work in the two runs: range_bytes '4096' in A, "
+                                    "'1048576' in B; storage 'brd 1024 MiB' in A, 'brd 512 MiB' in B"));
+  other.experiment.erase("workloads");
+  CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 3), other, {}),
+                    Catch::Contains("the second bundle's experiment cannot be read"));
+}
+
+TEST_CASE("compare: a run INVALID alone by its gates is INVALID compared") {
+  // Thirty-sixth attack: a patched kernel that oopsed in a point (INVALID alone, exit 3) was
+  // an IMPROVEMENT compared, exit 0.
+  auto oopsed = run_of(4000, 4);
+  oopsed.points[0].health = {{"findings", {{{"kind", "BUG"}, {"line", "BUG: unable to handle page fault"}}}}};
+  auto c = pipeline::compare_bundles(run_of(5000, 4), oopsed, {});
+  CHECK(c.verdict == "INVALID");
+  CHECK(c.analysis->workloads[0].verdict == "INVALID");
+  // And unmatched builds in either run.
+  auto unmatched = run_of(4000, 4);
+  unmatched.builds["audit"] = {{{"field", "compiler"}, {"status", "FAIL"}}};
+  CHECK(pipeline::compare_bundles(unmatched, run_of(5000, 4), {}).verdict == "INVALID");
+  CHECK(pipeline::compare_bundles(run_of(5000, 4), run_of(4000, 4), {}).verdict == "IMPROVEMENT");
 }
 
 namespace {

@@ -271,7 +271,7 @@ TEST_CASE("hostile files: mutated real bundles are loaded and recomputed, or ref
   });
   for (auto& f : o.failures) UNSCOPED_INFO(f);
   CHECK(o.failures.empty());
-  CHECK(recomputed > 50);
+  CHECK(recomputed > 40);  // a whole number of a count made 1e30 or 2.5 is refused (thirty-sixth attack)
   CHECK(o.refused > 600);
 }
 

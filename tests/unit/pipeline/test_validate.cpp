@@ -201,6 +201,13 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     raw["rows"][3]["ns_per_op"] = raw["rows"][3]["ns_per_op"].get<double>() + 10;
     CHECK(find(check(raw), "/rows/3/ns_per_op"));
   }
+  SECTION("a time per op of no ops, or of more ops than a count holds") {
+    // Thirty-sixth attack: ops 0 skipped the check above; ops 1e30 was read as 0.
+    raw["rows"][3]["ops"] = 0;
+    CHECK(find(check(raw), "/rows/3/ops"));
+    raw["rows"][3]["ops"] = 1e30;
+    CHECK_THROWS_WITH(check(raw), Catch::Contains("a whole number within range is required"));
+  }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
     CHECK(find(check(raw), "/rows/0/arm"));

@@ -64,3 +64,24 @@ TEST_CASE("junit: an unfinished run is an error, never a pass", "[report]") {
   CHECK(xml.find("tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("2 of 12 points pending, no analysis yet") != std::string::npos);
 }
+
+TEST_CASE("junit: a change within the material threshold is skipped unless shown to be within it", "[report]") {
+  // Thirty-sixth attack: +0.98% (95% interval +0.40% to +1.56%) passed in JUnit, where the run
+  // itself said INCONCLUSIVE, exit 4: the interval reaches past the material 1%.
+  auto b = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
+  b.experiment["gates"]["material_pct"] = 1;  // the run's own threshold (this one was judged with 5%)
+  auto& w = b.analysis->workloads;
+  for (auto& x : w) {
+    x.verdict = "REGRESSION";
+    x.material = false;
+  }
+  w[0].ratio_ci90 = evidence::Interval{1.0098, 1.0040, 1.0156, 0.90};  // beyond 1%: not equivalent
+  w[1].ratio_ci90 = evidence::Interval{1.0030, 1.0010, 1.0050, 0.90};  // within 1%: NO_CHANGE
+  w[2].ratio_ci90.reset();                                              // no interval: not shown
+  auto xml = report::junit(b);
+  CHECK(xml.find("tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\"") != std::string::npos);
+  CHECK(occurrences(xml, "<skipped message=\"a change within the material threshold, not shown to be within it") == 2);
+  // A run judged with a 2% threshold: +0.40% to +1.56% is within it.
+  b.experiment["gates"]["material_pct"] = 2;
+  CHECK(report::junit(b).find("skipped=\"1\"") != std::string::npos);
+}
