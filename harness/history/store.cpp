@@ -81,7 +81,7 @@ void to_json(json& j, const WorkloadRecord& w) {
 
 std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
   if (!b.builds.is_object() || !b.builds.contains(arm) || !b.builds[arm].is_object())
-    return "running kernel " + string_at(b.machine, "kernel_release");
+    return bounded_identity("running kernel " + string_at(b.machine, "kernel_release"));
   auto& build = b.builds[arm];
   json source = build.value("source", json::object());
   // An arm built at a later commit names that commit; its diff is not a patch of the user's.
@@ -91,10 +91,16 @@ std::string source_identity(const evidence::Bundle& b, const std::string& arm) {
                                    : string_at(source, "version") + " (sha256 " +
                                          string_at(source, "archive_sha256").substr(0, 12) + ")";
   if (build.contains("patches") && build["patches"].is_array())
-    for (auto& p : build["patches"])
+    for (auto& p : build["patches"]) {
+      if (id.size() > kMaxIdentity) break;
       if (string_at(later, "file").empty() || string_at(p, "file") != string_at(later, "file"))
         id += " + patch " + string_at(p, "sha256").substr(0, 12);
-  return id;
+    }
+  return bounded_identity(id);
+}
+
+std::string bounded_identity(const std::string& id) {
+  return id.size() > kMaxIdentity ? id.substr(0, kMaxIdentity - 3) + "..." : id;
 }
 
 namespace {

@@ -52,6 +52,11 @@ void to_json(nlohmann::json& j, const WorkloadRecord& w);
 // What an arm was built from: "commit <sha>" for a git source, else the source version with
 // its archive's SHA-256 and the patches' SHA-256; the running kernel on the host backend.
 std::string source_identity(const evidence::Bundle& b, const std::string& arm);
+// A commit, or a version and its patches' hashes: a line. From a bundle someone else wrote
+// it can be megabytes, and a trend's text table pads every night to the widest (thirty-sixth
+// attack: 60 nights, one kernel release of 4 MiB, 255 MB printed): kept to kMaxIdentity.
+constexpr size_t kMaxIdentity = 160;
+std::string bounded_identity(const std::string& id);
 
 class Store {
  public:

@@ -36,7 +36,8 @@ Table night_table(const WorkloadTrend& t) {
   for (size_t i = 0; i < t.nights.size(); ++i) {
     auto& n = t.nights[i];
     bool change = std::any_of(t.changes.begin(), t.changes.end(), [&](auto& c) { return c.night == i; });
-    table.rows.push_back({std::to_string(i + 1), n.time, n.tip, pct(n.ratio),
+    const auto tip = bounded_identity(n.tip);  // a history written before it was bounded
+    table.rows.push_back({std::to_string(i + 1), n.time.substr(0, 40), tip, pct(n.ratio),
                           fmt::format("[{}, {}] ({:.1f}%)", pct(n.low), pct(n.high), 100 * n.level), n.verdict,
                           change ? "<- change" : ""});
   }

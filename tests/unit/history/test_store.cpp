@@ -93,6 +93,16 @@ TEST_CASE("history: an arm at a later commit is recorded as that commit, its dif
                         {{"file", "mine.patch"}, {"sha256", "2222222222222222"}}};
   CHECK(history::source_identity(bundle, "control") == "commit aaaa1111");
   CHECK(history::source_identity(bundle, "patched") == "commit bbbb2222 + patch 222222222222");
+  // Thirty-sixth attack: a commit of 4 MiB, or 100,000 patches, in a bundle someone else wrote
+  // made every night of a trend's text table that wide.
+  control["source"]["commit"] = std::string(4 << 20, 'a');
+  CHECK(history::source_identity(bundle, "control").size() == history::kMaxIdentity);
+  patched["patches"] = nlohmann::json::array();
+  for (int i = 0; i < 100000; ++i) patched["patches"].push_back({{"file", "p"}, {"sha256", "3333333333333333"}});
+  CHECK(history::source_identity(bundle, "patched").size() == history::kMaxIdentity);
+  bundle.builds.erase("control");
+  bundle.machine["kernel_release"] = std::string(1000, 'r');
+  CHECK(history::source_identity(bundle, "control").size() == history::kMaxIdentity);
 }
 
 TEST_CASE("history: a writer that throws between statements leaves nothing behind", "[history]") {
