@@ -176,6 +176,11 @@ void set_gather(CLI::App& app, Context& context) {
     // each a plain name and each once (gather prints them at the start of lines and reads each
     // one's DIR/results/<name>; twenty-second and twenty-fourth attacks).
     auto check_names = [&](const std::vector<std::string>& names, const char* file) {
+      // None is no pass either: `submit` and `series` never write an empty list (thirty-sixth
+      // attack: "0 runs", exit 0).
+      if (names.empty())
+        throw UserError(args->dir + "'s " + file + " lists no run, which ksandwich never writes",
+                        "name the directory `ksandwich submit` or `ksandwich series` wrote");
       if (names.size() > kernel::kMaxSeriesPatches)
         throw UserError(args->dir + "'s " + file + " lists " + std::to_string(names.size()) + " runs; at most " +
                             std::to_string(kernel::kMaxSeriesPatches) + " are gathered",

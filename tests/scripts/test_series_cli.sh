@@ -98,6 +98,10 @@ jq '.experiments = [range(201) as $i | .experiments[0] | .name = "a\($i)"]' "$tm
   mv "$tmp/many.json" "$tmp/submitted/submit.json"
 check "gather refuses a submit.json of more runs than a series holds (exit 2)" \
   bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "lists 201 runs" "$1.err"' "$ks" "$tmp/submitted"
+# Thirty-sixth: none at all read as "0 runs", exit 0.
+jq '.experiments = []' "$tmp/submitted/submit.json" >"$tmp/none.json" && mv "$tmp/none.json" "$tmp/submitted/submit.json"
+check "gather refuses a submit.json of no runs (exit 2)" \
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "lists no run" "$1.err"' "$ks" "$tmp/submitted"
 # A Subject and From in ISO-8859-1 (issue 29): decoded to UTF-8, not a JSON error that left
 # half a directory behind.
 printf 'From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: =?iso-8859-1?q?Ren=E9_M=FCller?= <r@x>\nSubject: [PATCH 1/1] =?iso-8859-1?q?btrfs:_caf=E9?=\nMessage-ID: <iso@x>\n\nx\n---\ndiff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n' >"$tmp/iso.mbox"
