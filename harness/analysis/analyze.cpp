@@ -260,12 +260,11 @@ int exit_code_for(const evidence::Bundle& bundle) {
     return point_failed ? kExitPointFailed : kExitOk;
   }
   auto& ws = bundle.analysis->workloads;
-  auto any = [&](const char* verdict) {
-    return std::any_of(ws.begin(), ws.end(), [&](auto& w) { return w.verdict == verdict; });
+  const double material_pct = evidence::material_pct_of(bundle);
+  auto any = [&](const char* decision) {
+    return std::any_of(ws.begin(), ws.end(), [&](auto& w) { return run_decision(w, material_pct) == decision; });
   };
-  const bool material_regression = std::any_of(
-      ws.begin(), ws.end(), [](auto& w) { return w.verdict == "REGRESSION" && w.material; });
-  if (material_regression) return kExitRegression;
+  if (any("REGRESSION")) return kExitRegression;  // a material one
   if (any("INVALID") || (ws.empty() && bundle.analysis->verdict == "INVALID"))
     return kExitPointFailed;
   // A change too small to be material and not shown equivalent is no decision either.

@@ -6,10 +6,10 @@
 #include <map>
 
 #include "analysis/analyze.hpp"
-#include "pipeline/bundle_file.hpp"
-#include "pipeline/kernels.hpp"
 #include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
+#include "pipeline/bundle_file.hpp"
+#include "pipeline/kernels.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
