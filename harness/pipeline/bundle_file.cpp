@@ -251,10 +251,10 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
         opts.calibrated_sd_log_ratio[w.value("workload", "")] = w["sd_block_log_ratio_pct"].get<double>() / 100;
   std::vector<analysis::WorkloadSpec> specs;
   for (auto& w : e.workloads) specs.push_back({w.id(), w.metric(), w.higher_is_better()});
-  return analysis::analyze(b.points, b.rows, specs, opts, point_gates(b.points, b.builds));
+  return analysis::analyze(b.points, b.rows, specs, opts, kernel_gates(b.points, b.builds));
 }
 
-std::vector<evidence::Gate> point_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds) {
+std::vector<evidence::Gate> kernel_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds) {
   // The kernel stayed healthy and the patch was exercised.
   std::vector<evidence::Gate> gates;
   for (auto& p : points) {

@@ -9,7 +9,6 @@
 #include "evidence/clock.hpp"
 #include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
-#include "pipeline/kernels.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
@@ -19,13 +18,12 @@ namespace {
 
 using analysis::WorkloadSpec;
 
-std::vector<WorkloadSpec> specs_of(const evidence::Bundle& b, const std::string& which) {
-  if (!b.analysis || b.analysis->workloads.empty())
-    throw UserError(which + " bundle has no analysis to compare", "pass bundles written by `ksandwich run`");
+// The workloads E ran, as its run judged them: from the experiment, never from the analysis
+// stored beside it (thirty-fourth attack: an analysis that called a 50% slower time per op
+// an improvement; thirty-seventh: one that left out a workload, which went unjudged).
+std::vector<WorkloadSpec> specs_of(const experiment::Experiment& e) {
   std::vector<WorkloadSpec> specs;
-  // The direction is the metric's, not the bundle's word for it (thirty-fourth attack: an
-  // analysis that called a 50% slower time per op an improvement).
-  for (auto& w : b.analysis->workloads) specs.push_back({w.workload, w.metric, experiment::higher_is_better(w.metric)});
+  for (auto& w : e.workloads) specs.push_back({w.id(), w.metric(), w.higher_is_better()});
   return specs;
 }
 
@@ -73,34 +71,44 @@ experiment::Experiment experiment_of(const evidence::Bundle& b, const std::strin
   }
 }
 
-// What one workload's rounds do, term by term, and on what storage: two runs compare where
-// each did the same.
-std::vector<std::pair<std::string, std::string>> work_of(const experiment::Experiment& e, const experiment::Workload& w) {
+// What one workload's rounds do, term by term, on what storage, and what the compared arms
+// set besides their kernels: two runs compare where each did the same.
+std::vector<std::pair<std::string, std::string>> work_of(const experiment::Experiment& e, const experiment::Workload& w,
+                                                         const std::string& compared_arm) {
   auto n = [](uint64_t v) { return std::to_string(v); };
-  return {{"workload", w.name},          {"ops", n(w.ops)},           {"range_bytes", n(w.range_bytes)},
-          {"iodepth", n(w.iodepth)},     {"jobs", n(w.jobs)},         {"file_size_mib", n(w.file_size_mib)},
-          {"runtime_s", fmt::format("{:g}", w.runtime_s)},            {"ios", n(w.ios)},
-          {"block_kib", n(w.block_kib)}, {"size_mib", n(w.size_mib)}, {"job", w.fio_job},
-          {"storage", e.storage.kind + " " + n(e.storage.size_mib) + " MiB"},
-          {"mkfs options", join(e.storage.mkfs_options, " ")}, {"mount options", join(e.storage.mount_options, ",")}};
+  std::vector<std::pair<std::string, std::string>> terms = {
+      {"workload", w.name},          {"ops", n(w.ops)},           {"range_bytes", n(w.range_bytes)},
+      {"iodepth", n(w.iodepth)},     {"jobs", n(w.jobs)},         {"file_size_mib", n(w.file_size_mib)},
+      {"runtime_s", fmt::format("{:g}", w.runtime_s)},            {"ios", n(w.ios)},
+      {"block_kib", n(w.block_kib)}, {"size_mib", n(w.size_mib)}, {"job", w.fio_job},
+      {"storage", e.storage.kind + " " + n(e.storage.size_mib) + " MiB"},
+      {"mkfs options", join(e.storage.mkfs_options, " ")}, {"mount options", join(e.storage.mount_options, ",")}};
+  // On the host backend these are all that tells the arms apart (thirty-seventh attack).
+  for (const std::string arm : {"control", "patched"}) {
+    if (compared_arm != "all" && compared_arm != arm) continue;
+    auto it = e.arms.find(arm);
+    const experiment::Arm none;
+    const auto& a = it == e.arms.end() ? none : it->second;
+    std::string sysfs;
+    for (auto& [knob, value] : a.sysfs) sysfs += knob + "=" + value + " ";
+    terms.insert(terms.end(), {{arm + " mkfs options", join(a.extra_mkfs_options, " ")},
+                               {arm + " mount options", join(a.extra_mount_options, ",")},
+                               {arm + " sysfs", sysfs},
+                               {arm + " kernel command line", join(a.cmdline, " ")}});
+  }
+  return terms;
 }
 
 // Refuses a workload that did other work in A than in B (thirty-sixth attack: 4 KiB clones
-// against 1 MiB ones, "IMPROVEMENT -66.6%", exit 0).
-void require_same_work(const evidence::Bundle& before, const evidence::Bundle& after,
-                       const std::vector<analysis::WorkloadSpec>& specs) {
-  const auto a = experiment_of(before, "the first"), b = experiment_of(after, "the second");
+// against 1 MiB ones, "IMPROVEMENT -66.6%", exit 0). Both hold every workload of SPECS.
+void require_same_work(const experiment::Experiment& a, const experiment::Experiment& b,
+                       const std::vector<analysis::WorkloadSpec>& specs, const std::string& compared_arm) {
   auto find = [](const experiment::Experiment& e, const std::string& id) {
-    auto it = std::find_if(e.workloads.begin(), e.workloads.end(), [&](auto& w) { return w.id() == id; });
-    return it == e.workloads.end() ? std::nullopt : std::optional(*it);
+    return *std::find_if(e.workloads.begin(), e.workloads.end(), [&](auto& w) { return w.id() == id; });
   };
   for (auto& s : specs) {
-    auto in_a = find(a, s.id), in_b = find(b, s.id);
-    if (!in_a || !in_b)
-      throw UserError("workload '" + s.id + "' is not in the " + (in_a ? "second" : "first") + " bundle's experiment",
-                      "compare bundles written by `ksandwich run`");
     std::vector<std::string> differ;
-    auto wa = work_of(a, *in_a), wb = work_of(b, *in_b);
+    auto wa = work_of(a, find(a, s.id), compared_arm), wb = work_of(b, find(b, s.id), compared_arm);
     for (size_t i = 0; i < wa.size(); ++i)
       if (wa[i].second != wb[i].second)
         differ.push_back(one_line(wa[i].first + " '" + wa[i].second + "' in A, '" + wb[i].second + "' in B"));
@@ -108,6 +116,20 @@ void require_same_work(const evidence::Bundle& before, const evidence::Bundle& a
       throw UserError("workload '" + s.id + "' did other work in the two runs: " + join(differ, "; "),
                       "compare runs of the same workloads; a changed workload starts its history again");
   }
+}
+
+// Each run's gates as they were alone, whichever arm is compared (thirty-sixth attack: a
+// patched kernel that oopsed was INVALID alone and an IMPROVEMENT compared; thirty-seventh:
+// so was a run whose control kernel oopsed, compared by its patched arm). A gate's scope
+// names its run ("A point 3"), which no workload is: a failed one touches every workload.
+std::vector<evidence::Gate> gates_of_runs(const evidence::Bundle& before, const evidence::Bundle& after) {
+  std::vector<evidence::Gate> gates;
+  for (auto [b, name] : {std::pair{&before, "A"}, std::pair{&after, "B"}})
+    for (auto g : kernel_gates(b->points, b->builds)) {
+      g.scope = std::string(name) + " " + g.scope;
+      gates.push_back(std::move(g));
+    }
+  return gates;
 }
 
 }  // namespace
@@ -169,8 +191,9 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                                   failed > 0 ? "failed" : "not run"),
                       "compare runs whose every point ran; `ksandwich report` shows what happened to this one");
   }
-  auto specs = specs_of(before, "the first");
-  auto after_specs = specs_of(after, "the second");
+  const auto experiment_a = experiment_of(before, "the first"), experiment_b = experiment_of(after, "the second");
+  auto specs = specs_of(experiment_a);
+  auto after_specs = specs_of(experiment_b);
   for (auto& s : specs) {
     auto it = std::find_if(after_specs.begin(), after_specs.end(), [&](auto& a) { return a.id == s.id; });
     if (it == after_specs.end())
@@ -186,7 +209,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
     if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.id == a.id; }))
       throw UserError("workload '" + a.id + "' is in the second bundle but not in the first, and would go unjudged",
                       "compare bundles of the same experiment");
-  require_same_work(before, after, specs);
+  require_same_work(experiment_a, experiment_b, specs, o.arm);
 
   // Instructions and nanoseconds are not one quantity: no flag compares them.
   const auto& clock_a = evidence::bundle_clock(before);
@@ -240,12 +263,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   opts.material_pct = material_pct;
   opts.seed = o.seed;
   opts.resolution_sd_log_ratio = clock_b.resolution_sd_log_ratio;
-  // Each run's gates as they were alone (thirty-sixth attack: a patched kernel that oopsed
-  // was INVALID alone, and an IMPROVEMENT, exit 0, compared).
-  auto gates = point_gates(c.points, nlohmann::json());
-  for (auto* b : {&before, &after})
-    if (auto g = matched_build_gate(b->builds)) gates.push_back(*g);
-  c.analysis = analysis::analyze(c.points, c.rows, specs, opts, gates);
+  c.analysis = analysis::analyze(c.points, c.rows, specs, opts, gates_of_runs(before, after));
   c.verdict = c.analysis->verdict;
   return c;
 }

@@ -108,7 +108,7 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
     *row.ns_per_op *= 1.5;
     tonight.rows.push_back(row);
   }
-  tonight.analysis->workloads.push_back(added.analysis->workloads[0]);
+  tonight.experiment["workloads"].push_back(added.experiment["workloads"][0]);
   CHECK_THROWS_WITH(pipeline::compare_bundles(both, tonight, {}),
                     Catch::Contains("workload 'dedupe' is in the second bundle but not in the first"));
   // And the direction is the metric's: an analysis calling a time per op "higher is better"
@@ -137,6 +137,35 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
   other.experiment.erase("workloads");
   CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 3), other, {}),
                     Catch::Contains("the second bundle's experiment cannot be read"));
+  // Thirty-seventh: on the host backend what the arms set (mount options, sysfs knobs) is all
+  // that tells them apart; the compared arm's must match, the other's need not.
+  auto mounted = run_of(5000, 3);
+  mounted.experiment["arms"]["patched"]["mount_options"] = {"compress=zstd"};
+  CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 3), mounted, {}),
+                    Catch::Contains("patched mount options '' in A, 'compress=zstd' in B"));
+  pipeline::CompareOptions controls;
+  controls.arm = "control";
+  auto a = run_of(5000, 3), b = run_of(5000, 3);
+  for (auto* x : {&a, &b})
+    for (auto& p : x->points) p.arm = "control";
+  for (auto* x : {&a, &b})
+    for (auto& r : x->rows) r.arm = "control";
+  b.experiment["arms"]["patched"]["mount_options"] = {"compress=zstd"};
+  CHECK_NOTHROW(pipeline::compare_bundles(a, b, controls));
+}
+
+TEST_CASE("compare: the workloads are the experiments', not the analysis stored beside them") {
+  // Thirty-seventh attack: dedupe, 200% slower in B, left out of both stored analyses, went
+  // unjudged: NO_CHANGE, exit 0.
+  auto a = run_of(5000, 3), b = run_of(5000, 3);
+  auto da = run_of(5000, 3, "dedupe"), db = run_of(15000, 3, "dedupe");
+  for (auto [run, extra] : {std::pair{&a, &da}, std::pair{&b, &db}}) {
+    run->experiment["workloads"].push_back(extra->experiment["workloads"][0]);
+    for (auto row : extra->rows) run->rows.push_back(row);
+  }
+  auto c = pipeline::compare_bundles(a, b, {});
+  REQUIRE(c.analysis->workloads.size() == 2);
+  CHECK(c.verdict == "REGRESSION");
 }
 
 TEST_CASE("compare: a run INVALID alone by its gates is INVALID compared") {
@@ -147,6 +176,13 @@ TEST_CASE("compare: a run INVALID alone by its gates is INVALID compared") {
   auto c = pipeline::compare_bundles(run_of(5000, 4), oopsed, {});
   CHECK(c.verdict == "INVALID");
   CHECK(c.analysis->workloads[0].verdict == "INVALID");
+  // Thirty-seventh: and one whose control kernel oopsed, compared by its patched arm.
+  auto control_oopsed = run_of(4000, 4);
+  control_oopsed.points[1].arm = "control";
+  for (auto& r : control_oopsed.rows)
+    if (r.point == 1) r.arm = "control";
+  control_oopsed.points[1].health = {{"findings", {{{"kind", "Oops"}, {"line", "Oops: 0000 [#1] SMP"}}}}};
+  CHECK(pipeline::compare_bundles(run_of(5000, 4), control_oopsed, {}).verdict == "INVALID");
   // And unmatched builds in either run.
   auto unmatched = run_of(4000, 4);
   unmatched.builds["audit"] = {{{"field", "compiler"}, {"status", "FAIL"}}};
