@@ -267,8 +267,11 @@ int exit_code_for(const evidence::Bundle& bundle) {
   if (any("REGRESSION")) return kExitRegression;  // a material one
   if (any("INVALID") || (ws.empty() && bundle.analysis->verdict == "INVALID"))
     return kExitPointFailed;
-  // A change too small to be material and not shown equivalent is no decision either.
-  if (any("INCONCLUSIVE") || bundle.analysis->verdict == "INCONCLUSIVE") return kExitInconclusive;
+  // A change too small to be material and not shown equivalent is no decision either, nor
+  // is a run with points still to run (thirty-seventh attack: a killed run's bundle, its
+  // analysis of the points so far NO_CHANGE, exited 0 from analyze).
+  if (any("INCONCLUSIVE") || bundle.analysis->verdict == "INCONCLUSIVE" || evidence::pending_points(bundle) > 0)
+    return kExitInconclusive;
   return kExitOk;
 }
 

@@ -286,8 +286,11 @@ Store::Added add_bundle_file(Store& store, const fs::path& path) {
                     "`ksandwich validate " + shell_quote(path.string()) + "` says more; only valid bundles enter the history");
   }
   auto bundle = pipeline::parse_bundle_text(text, path.string());
-  if (!bundle.analysis || bundle.analysis->workloads.empty())
-    throw UserError(path.string() + " has no analysis: the run did not finish",
+  // A killed run's bundle has an analysis of the points it ran (thirty-seventh attack: one
+  // entered the history as a night).
+  if (!bundle.analysis || bundle.analysis->workloads.empty() || evidence::pending_points(bundle) > 0)
+    throw UserError(path.string() + " is a run that did not finish (" + std::to_string(evidence::pending_points(bundle)) +
+                        " point(s) not run)",
                     "finish it with `ksandwich run --resume DIR`, then add its bundle");
   // The SHA-256 of the bundle's text, however stored: the same run as bundle.json and as
   // bundle.json.gz is one run.

@@ -9,8 +9,10 @@
 #include <map>
 #include <set>
 
+#include "analysis/analyze.hpp"
 #include "report/builder.hpp"
 #include "report/format.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/message_id.hpp"
 
@@ -205,7 +207,10 @@ void Builder::reply() {
   auto allowed = trailers_for(b_.verdict);
   const std::string tester = one_line(options_.tester);
   std::string tags;
-  if (!tester.empty() && allowed.tested_by) tags += "Tested-by: " + tester + "\n";
+  // Only a run that decided every workload and found no harm (exit 0): an IMPROVEMENT beside
+  // an INCONCLUSIVE workload is no Tested-by: (thirty-seventh attack).
+  if (!tester.empty() && allowed.tested_by && analysis::exit_code_for(b_) == kExitOk)
+    tags += "Tested-by: " + tester + "\n";
   // A regression in the 0-day robot's form: b4 would collect a bare Reported-by: onto the
   // regressing patch itself, and drop a Link:.
   if (allowed.reported_by)

@@ -45,6 +45,11 @@ expect 0 "history add, the same run compressed" "already in the history as run 1
   "$ks" history add --history "$db" "$tmp/bundle.json.gz"
 jq '.rows[5].ns_per_op *= 3' "$bundle" >"$tmp/tampered.json"
 expect 2 "history add refuses a tampered bundle" "is not a valid bundle" -- "$ks" history add --history "$db" "$tmp/tampered.json"
+# Thirty-seventh attack: a killed run's bundle (an analysis of the points it ran) entered the
+# history as a night, and analyze exited 0 on it.
+jq '.points[-1].status = "pending" | .points[-1].id as $p | .rows |= map(select(.point != $p))' "$bundle" >"$tmp/cut.json"
+expect 4 "analyze: a run with a point still to run is no decision" "" -- "$ks" analyze "$tmp/cut.json" --out "$tmp/cut-judged.json"
+expect 2 "history add refuses a run that did not finish" "did not finish" -- "$ks" history add --history "$db" "$tmp/cut-judged.json"
 expect 0 "history list" "INCONCLUSIVE" -- "$ks" history list --history "$db"
 expect 0 "history show" "clone" -- "$ks" history show --history "$db" 1
 expect 2 "history show, no such run" "the history has no run 7" -- "$ks" history show --history "$db" 7

@@ -67,6 +67,18 @@ TEST_CASE("reply: NO_CHANGE and IMPROVEMENT carry Tested-by, nothing else") {
   }
 }
 
+TEST_CASE("reply: an IMPROVEMENT beside a workload it could not decide carries no Tested-by") {
+  // Thirty-seventh attack: the run exited 4, its reply said IMPROVEMENT and Tested-by:, and
+  // b4 would have collected that onto the patch.
+  auto b = with_verdict("IMPROVEMENT");
+  REQUIRE(b.analysis->workloads.size() >= 1);
+  b.analysis->workloads[0].verdict = "INCONCLUSIVE";
+  b.analysis->workloads[0].material = false;
+  auto reply = reply_of(b);
+  CHECK_THAT(reply, Contains("--- reply"));
+  CHECK_THAT(reply, !Contains("Tested-by:"));
+}
+
 TEST_CASE("reply: INVALID and INCONCLUSIVE carry no trailer at all") {
   for (const char* verdict : {"INVALID", "INCONCLUSIVE"}) {
     INFO(verdict);
