@@ -9,6 +9,7 @@
 #include "evidence/schemas.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
+#include "kernel/audit.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "proc/runner.hpp"
 #include "util/error.hpp"
@@ -245,9 +246,29 @@ std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle&
   return out;
 }
 
+// The matched-build audit (and its verdict) as the two builds' identities give it: a stored
+// audit of all PASS beside a patched kernel of another compiler and config passed validate,
+// and the run then passed the gate it would have failed (thirty-seventh attack).
+void check_builds(const evidence::Bundle& b, std::vector<Mismatch>& out) {
+  const auto& builds = b.builds;
+  if (!builds.is_object() || !builds.contains("control") || !builds.contains("patched")) return;  // the running kernel
+  json again;
+  try {
+    again = kernel::builds_json(builds["control"], builds["patched"]);
+  } catch (const std::exception& err) {
+    out.push_back({"/builds", nullptr, nullptr, std::string("the builds cannot be audited: ") + one_line(err.what())});
+    return;
+  }
+  for (const char* key : {"audit", "matched"})
+    if (!builds.contains(key) || builds[key] != again[key])
+      out.push_back({std::string("/builds/") + key, builds.value(key, json()), again[key],
+                     "the matched-build audit of builds.control and builds.patched"});
+}
+
 std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
   std::vector<Mismatch> out;
   check_rows(b, out);
+  check_builds(b, out);
   try {
     auto changes = judgement_changes(raw, b, rejudged(b));
     out.insert(out.end(), changes.begin(), changes.end());

@@ -208,6 +208,15 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     raw["rows"][3]["ops"] = 1e30;
     CHECK_THROWS_WITH(check(raw), Catch::Contains("a whole number within range is required"));
   }
+  SECTION("a matched-build audit that the builds do not give") {
+    // Thirty-seventh attack: a patched kernel of another config beside an audit of all PASS.
+    auto qemu = fixture("qemu-confirm.json");
+    qemu["builds"]["patched"]["config"]["sha256"] = std::string(64, '0');
+    CHECK(find(check(qemu), "/builds/audit"));
+    CHECK(find(check(qemu), "/builds/matched"));
+    qemu["builds"].erase("audit");
+    CHECK(find(check(qemu), "/builds/audit"));
+  }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
     CHECK(find(check(raw), "/rows/0/arm"));
