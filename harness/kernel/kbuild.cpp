@@ -476,11 +476,18 @@ NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const 
   auto mismatches = verify_config(in.requested, values);
   if (mismatches.empty()) return out;
 
-  // The tree's Kconfig files as a patch left them: regular files of a bounded size, no links
-  // (a `source "/dev/zero"` or a FIFO is not read).
+  // The tree's Kconfig files as a patch left them: regular files of a bounded size, beneath
+  // the tree with no link on the way (a `source "/dev/zero"` or a FIFO is not read; nor, in
+  // the thirty-seventh attack, a root-only file or /proc through a directory link), and all
+  // of them together bounded: one file hard-linked under 10,000 names is 40 GB to parse.
+  size_t total = 0;
   auto index = scan_kconfig([&](const std::string& rel) -> std::optional<std::string> {
+    proc::throw_if_interrupted();
+    if (total > kMaxKconfigTotalBytes) return std::nullopt;
     try {
-      return read_regular_file(tree / rel, kMaxKconfigBytes, Links::refuse);
+      auto text = read_regular_file_beneath(tree, rel, kMaxKconfigBytes);
+      total += text ? text->size() : 0;
+      return text;
     } catch (const SystemError&) {
       return std::nullopt;
     }
@@ -538,7 +545,16 @@ json make_identity(const Inputs& in, const BuildRequest& request, const Normaliz
 
 BuiltKernel load_cached(const fs::path& dir, Clock::time_point started) {
   BuiltKernel k;
-  k.identity = json::parse(read_file(dir / "identity.json"));
+  std::optional<std::string> text;
+  try {
+    text = read_regular_file(dir / "identity.json", kMaxInputBytes, Links::refuse);
+  } catch (const SystemError& e) {
+    throw UserError(std::string("the build cache's ") + e.what(), "remove " + dir.string() + " and build again");
+  }
+  k.identity = json::parse(text.value_or(""), nullptr, false);
+  if (!k.identity.is_object())
+    throw UserError("the build cache's " + (dir / "identity.json").string() + " is not a kernel's identity",
+                    "remove " + dir.string() + " and build again");
   k.bzimage = dir / "bzImage";
   k.build_dir = dir;
   k.kernel_release = k.identity.value("kernel_release", "");

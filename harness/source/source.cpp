@@ -489,7 +489,8 @@ PreparedSource find(const experiment::KernelSource& source, const fs::path& cach
   if (auto found = unpacked(id, cache_root / "source")) return *found;
   if (id.kind == "git") {
     auto r = proc::run(git_command(id.origin, {"show", id.commit + ":Makefile"}, 1min));
-    if (r.ok()) id.version = kernel_version_from_makefile(r.out);
+    // Unknown unless it is a release: it names a cache directory (thirty-seventh attack).
+    if (auto version = r.ok() ? kernel_version_from_makefile(r.out) : ""; is_kernel_release(version)) id.version = version;
   }
   return {id, {}};
 }

@@ -217,6 +217,12 @@ TEST_CASE("a local tarball and a git tree are unpacked once into the source cach
   CHECK(from_git.identity.commit == commit);
   CHECK(from_git.identity.version == "9.9.1-test");
   CHECK(ks::read_file(from_git.tree / "fs/file.c") == "int x;\n");
+  // Thirty-seventh attack: a dry run (find) took a committed VERSION of ../.. as the version
+  // that names the build's directory, and read another user's identity.json there.
+  ks::write_file(repo / "Makefile", "VERSION = ../../../../tmp/x\nPATCHLEVEL = 9\n");
+  git({"commit", "-qam", "two"});
+  CHECK(ks::source::find({"git", repo.string(), "HEAD"}, cache).identity.version.empty());
+  CHECK(ks::source::find({"git", repo.string(), "v9.9.1"}, cache).identity.version == "9.9.1-test");
 
   auto missing_commit = user_error_of([&] { ks::source::prepare({"git", repo.string(), "nope"}, cache); });
   CHECK(contains(missing_commit, "no commit named `nope`"));
@@ -454,6 +460,21 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   Miniature escapes(s.path / "escapes", "\t@printf '6.1.0\\033]0;pwned\\007\\n' > $(O)/include/config/kernel.release\n");
   CHECK(contains(build(escapes.request("control")), "which is not a kernel release"));
   CHECK(kernels_in(escapes.dir / "cache") == 0);
+  // Thirty-seventh: the Kconfig scan that explains a symbol Kconfig dropped read a root-only
+  // file through the archive's directory link (and quoted it).
+  Miniature kconfig(s.path / "kconfig");
+  ks::write_file(secret / "Kconfig", "config FOO\n\tbool \"foo\"\n\tdepends on ROOT_ONLY_SECRET\n");
+  ks::write_file(kconfig.dir / "linux-6.1/Kconfig", "source \"sec/Kconfig\"\n");
+  auto makefile_text = ks::read_file(kconfig.dir / "linux-6.1/Makefile");  // olddefconfig drops every symbol
+  makefile_text.replace(makefile_text.find("tinyconfig olddefconfig:"), 24, "olddefconfig:\n\t@: > $(O)/.config\ntinyconfig:");
+  ks::write_file(kconfig.dir / "linux-6.1/Makefile", makefile_text);
+  fs::create_directory_symlink(secret, kconfig.dir / "linux-6.1/sec");
+  ks::write_file(kconfig.dir / "foo.config", "CONFIG_FOO=y\n");
+  auto asked = kconfig.request("control");
+  asked.config.fragments = {(kconfig.dir / "foo.config").string()};
+  auto dropped = build(asked);
+  CHECK(contains(dropped, "CONFIG_FOO=y"));
+  CHECK_FALSE(contains(dropped, "ROOT_ONLY_SECRET"));
   // An archive whose one entry is a link to a directory of root's holding a kernel Makefile:
   // the cached tree was that link, and root's patch(1) edited the files it led to.
   Miniature target(s.path / "target");
