@@ -118,18 +118,19 @@ void require_same_work(const experiment::Experiment& a, const experiment::Experi
   }
 }
 
-// Each run's gates as they were alone, whichever arm is compared (thirty-sixth attack: a
-// patched kernel that oopsed was INVALID alone and an IMPROVEMENT compared; thirty-seventh:
-// so was a run whose control kernel oopsed, compared by its patched arm). A gate's scope
-// names its run ("A point 3"), which no workload is: a failed one touches every workload.
-std::vector<evidence::Gate> gates_of_runs(const evidence::Bundle& before, const evidence::Bundle& after) {
-  std::vector<evidence::Gate> gates;
-  for (auto [b, name] : {std::pair{&before, "A"}, std::pair{&after, "B"}})
-    for (auto g : kernel_gates(b->points, b->builds)) {
-      g.scope = std::string(name) + " " + g.scope;
-      gates.push_back(std::move(g));
-    }
-  return gates;
+// Refuses a run that is INVALID judged alone, whichever arm is compared: its data are not
+// evidence (thirty-sixth attack: a patched kernel that oopsed was INVALID alone and an
+// IMPROVEMENT compared; thirty-seventh and thirty-eighth: so were a control kernel that
+// oopsed and control rows with unexpected results, compared by the patched arm).
+void require_valid_alone(const experiment::Experiment& e, const evidence::Bundle& b, const std::string& which) {
+  const auto alone = analyze_bundle(e, b);
+  if (alone.verdict != "INVALID") return;
+  std::vector<std::string> failed;
+  for (auto& g : alone.gates)
+    if (!g.passed && std::find(failed.begin(), failed.end(), g.name) == failed.end()) failed.push_back(g.name);
+  throw UserError(which + " bundle is INVALID judged alone (failed gates: " + join(failed, ", ") +
+                      "): it has no verdict to compare",
+                  "`ksandwich analyze` on it says what failed; compare runs whose data are evidence");
 }
 
 }  // namespace
@@ -237,6 +238,9 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
                         ", every round alike): a run compared with itself shows nothing",
                     "pass two different runs, e.g. last night's bundle and tonight's");
 
+  require_valid_alone(experiment_a, before, "the first");
+  require_valid_alone(experiment_b, after, "the second");
+
   evidence::Bundle c;
   if (!changes.empty()) c.extra["environment_changes"] = changes;
   c.tool = after.tool;
@@ -263,7 +267,7 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   opts.material_pct = material_pct;
   opts.seed = o.seed;
   opts.resolution_sd_log_ratio = clock_b.resolution_sd_log_ratio;
-  c.analysis = analysis::analyze(c.points, c.rows, specs, opts, gates_of_runs(before, after));
+  c.analysis = analysis::analyze(c.points, c.rows, specs, opts);
   c.verdict = c.analysis->verdict;
   return c;
 }

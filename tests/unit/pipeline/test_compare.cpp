@@ -10,35 +10,36 @@ using namespace ks;
 
 namespace {
 
-// A finished run of one workload: POINTS patched points, ROUNDS rounds each, ns/op near
-// LEVEL (each point a little off, as boots are).
+// A finished run of one workload: POINTS patched points, 3 rounds each, ns/op near LEVEL
+// (each point a little off, as boots are), each in a block with a control point at the same
+// level, ids POINTS and up (a run compare takes must stand alone).
 evidence::Bundle run_of(double level, int points, const std::string& workload = "clone") {
   static int runs = 0;
   evidence::Bundle b;
   // A real experiment's, with this one workload (compare reads what each workload did).
-  static const auto experiment = [] {
-    auto e = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json").experiment;
-    e.erase("gates");
-    return e;
-  }();
-  b.experiment = experiment;
+  static const auto real = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
+  b.experiment = real.experiment;
+  b.experiment.erase("gates");
+  b.builds = real.builds;  // its kernels, audited
   b.experiment["workloads"] = {{{"name", workload}, {"ops", 1000}}};
   b.experiment_name = "nightly";
   b.created_at = "2026-12-03T00:00:00." + std::to_string(runs++) + "Z";
   b.plan = {{"rounds", 3}, {"warmup_rounds", 0}};
   static const double kPointNoise[] = {1.00, 1.01, 0.99, 1.005, 0.995, 1.0};
-  for (int p = 0; p < points; ++p) {
+  for (int i = 0; i < 2 * points; ++i) {
+    const int p = i % points;
+    const std::string arm = i < points ? "patched" : "control";
     evidence::Point point;
-    point.id = p;
+    point.id = i;
     point.block = p;
-    point.arm = "patched";
+    point.arm = arm;
     point.status = "ok";
     b.points.push_back(point);
     for (int r = 0; r < 3; ++r) {
       evidence::Row row;
-      row.point = p;
+      row.point = i;
       row.block = p;
-      row.arm = "patched";
+      row.arm = arm;
       row.round = r;
       row.workload = workload;
       row.ops = 1000;
@@ -69,7 +70,7 @@ TEST_CASE("compare: tonight 30% slower than last night is a material REGRESSION"
   CHECK(w.ratio_ci->low < 1.3);
   CHECK(w.ratio_ci->high > 1.3);
   CHECK(c.verdict == "REGRESSION");
-  // Every point of both runs is there, relabelled: last night is control.
+  // Every patched point of both runs is there, relabelled: last night is control.
   CHECK(c.points.size() == 8);
   CHECK(c.points[0].arm == "control");
   CHECK(c.points[7].arm == "patched");
@@ -125,7 +126,10 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
   CHECK_THROWS_WITH(pipeline::compare_bundles(cut, run_of(5000, 4), {}), Catch::Contains("the first bundle is a run with 1 point(s) not run"));
   pipeline::CompareOptions control_only;
   control_only.arm = "control";
-  CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3), run_of(5000, 3), control_only), UserError);
+  auto patched_only = run_of(5000, 3);
+  std::erase_if(patched_only.points, [](auto& p) { return p.arm == "control"; });
+  std::erase_if(patched_only.rows, [](auto& r) { return r.arm == "control"; });
+  CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 3), patched_only, control_only), UserError);
   // Thirty-sixth attack: 4 KiB clones against 1 MiB ones, or zram against brd, compared as one
   // workload ("IMPROVEMENT", exit 0).
   auto other = run_of(5000, 3);
@@ -145,13 +149,7 @@ TEST_CASE("compare: bundles of different workloads, or without the arm, are refu
                     Catch::Contains("patched mount options '' in A, 'compress=zstd' in B"));
   pipeline::CompareOptions controls;
   controls.arm = "control";
-  auto a = run_of(5000, 3), b = run_of(5000, 3);
-  for (auto* x : {&a, &b})
-    for (auto& p : x->points) p.arm = "control";
-  for (auto* x : {&a, &b})
-    for (auto& r : x->rows) r.arm = "control";
-  b.experiment["arms"]["patched"]["mount_options"] = {"compress=zstd"};
-  CHECK_NOTHROW(pipeline::compare_bundles(a, b, controls));
+  CHECK_NOTHROW(pipeline::compare_bundles(run_of(5000, 3), mounted, controls));
 }
 
 TEST_CASE("compare: the workloads are the experiments', not the analysis stored beside them") {
@@ -168,25 +166,28 @@ TEST_CASE("compare: the workloads are the experiments', not the analysis stored 
   CHECK(c.verdict == "REGRESSION");
 }
 
-TEST_CASE("compare: a run INVALID alone by its gates is INVALID compared") {
+TEST_CASE("compare: a run INVALID alone is refused, whichever arm is compared") {
   // Thirty-sixth attack: a patched kernel that oopsed in a point (INVALID alone, exit 3) was
   // an IMPROVEMENT compared, exit 0.
   auto oopsed = run_of(4000, 4);
   oopsed.points[0].health = {{"findings", {{{"kind", "BUG"}, {"line", "BUG: unable to handle page fault"}}}}};
-  auto c = pipeline::compare_bundles(run_of(5000, 4), oopsed, {});
-  CHECK(c.verdict == "INVALID");
-  CHECK(c.analysis->workloads[0].verdict == "INVALID");
+  CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 4), oopsed, {}),
+                    Catch::Contains("the second bundle is INVALID judged alone (failed gates: kernel_health)"));
   // Thirty-seventh: and one whose control kernel oopsed, compared by its patched arm.
   auto control_oopsed = run_of(4000, 4);
-  control_oopsed.points[1].arm = "control";
-  for (auto& r : control_oopsed.rows)
-    if (r.point == 1) r.arm = "control";
-  control_oopsed.points[1].health = {{"findings", {{{"kind", "Oops"}, {"line", "Oops: 0000 [#1] SMP"}}}}};
-  CHECK(pipeline::compare_bundles(run_of(5000, 4), control_oopsed, {}).verdict == "INVALID");
-  // And unmatched builds in either run.
+  REQUIRE(control_oopsed.points[5].arm == "control");
+  control_oopsed.points[5].health = {{"findings", {{{"kind", "Oops"}, {"line", "Oops: 0000 [#1] SMP"}}}}};
+  CHECK_THROWS_AS(pipeline::compare_bundles(run_of(5000, 4), control_oopsed, {}), UserError);
+  // Thirty-eighth: and control rows with unexpected results.
+  auto unexpected = run_of(4000, 4);
+  for (auto& r : unexpected.rows)
+    if (r.point == 6) r.unexpected_results = 7;
+  CHECK_THROWS_WITH(pipeline::compare_bundles(run_of(5000, 4), unexpected, {}), Catch::Contains("INVALID judged alone"));
+  // And unmatched builds in either run, audited again from the builds whatever the stored
+  // audit says (thirty-eighth attack).
   auto unmatched = run_of(4000, 4);
-  unmatched.builds["audit"] = {{{"field", "compiler"}, {"status", "FAIL"}}};
-  CHECK(pipeline::compare_bundles(unmatched, run_of(5000, 4), {}).verdict == "INVALID");
+  unmatched.builds["patched"]["toolchain"]["compiler"] = "clang version 19";
+  CHECK_THROWS_WITH(pipeline::compare_bundles(unmatched, run_of(5000, 4), {}), Catch::Contains("matched builds"));
   CHECK(pipeline::compare_bundles(run_of(5000, 4), run_of(4000, 4), {}).verdict == "IMPROVEMENT");
 }
 
