@@ -6,8 +6,10 @@
 #include <cctype>
 #include <set>
 
+#include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
+#include "kernel/audit.hpp"
 #include "pipeline/kernels.hpp"
 
 #include "analysis/analyze.hpp"
@@ -251,7 +253,19 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
         opts.calibrated_sd_log_ratio[w.value("workload", "")] = w["sd_block_log_ratio_pct"].get<double>() / 100;
   std::vector<analysis::WorkloadSpec> specs;
   for (auto& w : e.workloads) specs.push_back({w.id(), w.metric(), w.higher_is_better()});
-  return analysis::analyze(b.points, b.rows, specs, opts, kernel_gates(b.points, b.builds));
+  // Every row is of a workload the run ran (thirty-eighth attack: a regressing workload taken
+  // out of the experiment went unjudged, and rows renamed to "ghost" hid a point's oops).
+  for (auto& r : b.rows)
+    if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.id == r.workload; }))
+      throw UserError("the bundle's rows measure workload '" + r.workload + "', which its experiment does not run",
+                      "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+  auto gates = kernel_gates(b.points, b.builds);
+  // A run that boots kernels records both builds; without them no audit says they match.
+  if (experiment::backend_rules(e.backend).boots_kernels &&
+      !(b.builds.is_object() && b.builds.contains("control") && b.builds.contains("patched")))
+    gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
+                                        "the bundle holds no builds of control and patched to audit"));
+  return analysis::analyze(b.points, b.rows, specs, opts, gates);
 }
 
 std::vector<evidence::Gate> kernel_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds) {
@@ -263,8 +277,19 @@ std::vector<evidence::Gate> kernel_gates(const std::vector<evidence::Point>& poi
     if (p.direct_hit.is_array() && !p.direct_hit.empty())
       for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit)) gates.push_back(g);
   }
-  // The kernels differ by the patch and nothing else, or the comparison is not fair.
-  if (auto g = matched_build_gate(builds)) gates.push_back(*g);
+  // The kernels differ by the patch and nothing else, or the comparison is not fair: audited
+  // again from the two builds, never taken from the bundle's word (thirty-eighth attack).
+  nlohmann::json audited = builds;
+  if (builds.is_object() && builds.contains("control") && builds.contains("patched")) {
+    try {
+      audited = kernel::builds_json(builds["control"], builds["patched"]);
+    } catch (const std::exception& err) {
+      gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
+                                          "the builds cannot be audited: " + one_line(err.what())));
+      return gates;
+    }
+  }
+  if (auto g = matched_build_gate(audited)) gates.push_back(*g);
   return gates;
 }
 

@@ -239,3 +239,20 @@ TEST_CASE("validate: the JSON output has valid, schema_errors and recomputed_mis
         "/verdict: the bundle says \"NO_CHANGE\", the raw data give \"INVALID\"");
   CHECK(json(pipeline::Validation{})["valid"] == true);
 }
+
+TEST_CASE("validate: every reader judges rows of the experiment's workloads, and builds audited again") {
+  // Thirty-eighth attack: each of these passed validate and analyze with exit 0 where the run
+  // itself exited 1 or 3.
+  auto b = evidence::from_json(fixture("qemu-confirm.json"));
+  REQUIRE(pipeline::rejudged(b).verdict != "INVALID");
+  auto ghost = b;  // a point's rows renamed, its oops with them
+  for (auto& r : ghost.rows)
+    if (r.point == 9) r.workload = "ghost";
+  CHECK_THROWS_WITH(pipeline::rejudged(ghost), Catch::Contains("workload 'ghost', which its experiment does not run"));
+  auto no_builds = b;  // a QEMU run without the builds its audit reads
+  no_builds.builds = json::object();
+  CHECK(pipeline::rejudged(no_builds).verdict == "INVALID");
+  auto other_compiler = b;  // the stored audit still all PASS
+  other_compiler.builds["patched"]["toolchain"]["compiler"] = "clang version 19";
+  CHECK(pipeline::rejudged(other_compiler).verdict == "INVALID");
+}
