@@ -9,6 +9,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::boot {
 namespace {
@@ -82,11 +83,11 @@ ProbeOutcome probe_kvm(const fs::path& cache_dir, const std::optional<fs::path>&
   auto file = cache_dir.empty() ? fs::path() : cache_dir / "accel" / (key + ".json");
   remembered = false;
   if (!file.empty()) {
-    if (auto text = try_read_file(file)) {
+    if (auto text = read_cache_file(file, size_t(1) << 20)) {
       auto j = json::parse(*text, nullptr, false);
       if (j.is_object() && j.value("ran", json()).is_boolean() && j.value("message", json()).is_string()) {
         remembered = true;
-        return {j["ran"].get<bool>(), j["message"].get<std::string>()};
+        return {j["ran"].get<bool>(), one_line(j["message"].get<std::string>().substr(0, 1000))};
       }
     }
   }

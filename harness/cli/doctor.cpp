@@ -16,6 +16,7 @@
 #include "trace/function_counter.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::cli {
 namespace {
@@ -33,7 +34,9 @@ machine::Check accelerator_check(const std::filesystem::path& cache, std::string
     std::error_code ec;
     auto builds = cache / "build";
     for (auto& entry : std::filesystem::directory_iterator(builds, ec))
-      if (std::filesystem::is_regular_file(entry.path() / "bzImage", ec)) kernel = entry.path() / "bzImage";
+      if (std::filesystem::is_regular_file(entry.path() / "bzImage", ec) &&
+          !untrusted_on_the_way(entry.path() / "bzImage", PathRole::kTrustedFile))  // root boots it
+        kernel = entry.path() / "bzImage";
     auto choice = boot::choose_accel("auto", cache, kernel);
     accel = choice.accel;
     return {"QEMU accelerator", true, false, true,

@@ -545,16 +545,16 @@ json make_identity(const Inputs& in, const BuildRequest& request, const Normaliz
 
 BuiltKernel load_cached(const fs::path& dir, Clock::time_point started) {
   BuiltKernel k;
-  std::optional<std::string> text;
-  try {
-    text = read_regular_file(dir / "identity.json", kMaxInputBytes, Links::refuse);
-  } catch (const SystemError& e) {
-    throw UserError(std::string("the build cache's ") + e.what(), "remove " + dir.string() + " and build again");
-  }
+  // What was built here, and the very kernel built: root's own files, the kernel's hash as
+  // recorded (thirty-eighth attack: another user's kernel in a build directory was a cache
+  // hit, and its bundle named the recorded hash).
+  auto text = read_cache_file(dir / "identity.json", kMaxInputBytes);
   k.identity = json::parse(text.value_or(""), nullptr, false);
-  if (!k.identity.is_object())
-    throw UserError("the build cache's " + (dir / "identity.json").string() + " is not a kernel's identity",
-                    "remove " + dir.string() + " and build again");
+  const auto recorded = k.identity.is_object() ? k.identity.value("bzimage", json::object()).value("sha256", "") : "";
+  if (recorded.empty() || untrusted_on_the_way(dir / "bzImage", PathRole::kTrustedFile) ||
+      sha256_file(dir / "bzImage") != recorded)
+    throw UserError("the build cache's " + dir.string() + " is not a kernel ksandwich built there, or was changed since",
+                    "remove it (rm -r " + shell_quote(dir.string()) + ") and build again");
   k.bzimage = dir / "bzImage";
   k.build_dir = dir;
   k.kernel_release = k.identity.value("kernel_release", "");
@@ -748,7 +748,7 @@ std::optional<BuildEstimate> estimate_build(const fs::path& builds, const BuildK
   int best_score = -1;
   std::error_code ec;
   for (auto& entry : fs::directory_iterator(builds, ec)) {
-    auto text = try_read_file(entry.path() / "identity.json");
+    auto text = read_cache_file(entry.path() / "identity.json", kMaxInputBytes);
     json id = text ? json::parse(*text, nullptr, false) : json();
     try {
       const auto& b = id.at("build");

@@ -12,6 +12,7 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::pipeline {
 namespace {
@@ -113,7 +114,7 @@ void store_calibration(const fs::path& cache_root, const Calibration& c) {
 }
 
 std::optional<Calibration> load_calibration(const fs::path& cache_root, const std::string& key) {
-  auto text = try_read_file(calibration_file(cache_root, key));
+  auto text = read_cache_file(calibration_file(cache_root, key), size_t(16) << 20);
   if (!text) return std::nullopt;
   try {
     return json::parse(*text).get<Calibration>();

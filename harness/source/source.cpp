@@ -474,9 +474,24 @@ SourceIdentity identify(const experiment::KernelSource& source) {
 // ID's tree in SOURCES (<cache>/source) with the version recorded beside it, if unpacked there.
 std::optional<PreparedSource> unpacked(SourceIdentity id, const fs::path& sources) {
   auto entry = sources / id.key();
-  auto cached = try_read_file(entry / "source.json");
-  if (!cached || !fs::exists(entry / "tree")) return std::nullopt;
-  auto known = source_identity_from_json(nlohmann::json::parse(*cached, nullptr, false));
+  if (!fs::exists(entry / "tree")) return std::nullopt;
+  // Root's own, or no entry: its version names the build's directory and its tree is built
+  // (thirty-eighth attack: a planted source.json's version put a build of the planted tree
+  // outside the cache).
+  auto not_ours = [&] {
+    return UserError("the source cache's entry " + entry.string() + " is not one ksandwich made, or was changed since",
+                     "remove it (rm -r " + shell_quote(entry.string()) + "); the next build unpacks the source again");
+  };
+  auto cached = read_cache_file(entry / "source.json", size_t(1) << 20);
+  auto j = nlohmann::json::parse(cached.value_or(""), nullptr, false);
+  if (!j.is_object() || untrusted_on_the_way(entry / "tree", PathRole::kTrustedDirectory)) throw not_ours();
+  SourceIdentity known;
+  try {
+    known = source_identity_from_json(j);
+  } catch (const nlohmann::json::exception&) {
+    throw not_ours();
+  }
+  if (!is_kernel_release(known.version)) throw not_ours();
   id.version = known.version;
   if (id.package_version.empty()) id.package_version = known.package_version;
   return PreparedSource{id, entry / "tree"};

@@ -1,6 +1,7 @@
 #include "util/ownership.hpp"
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -292,6 +293,15 @@ void require_trusted_input(const std::filesystem::path& path, const std::string&
   if (auto why = untrusted_on_the_way(path, role))
     throw UserError(what + " " + path.string() + ": " + *why + ", and root builds and runs what it says",
                     "keep it where only you (or root) can change it: copy it into a directory of your own");
+}
+
+std::optional<std::string> read_cache_file(const std::filesystem::path& path, size_t max_bytes) {
+  if (untrusted_on_the_way(path, PathRole::kTrustedFile)) return std::nullopt;
+  try {
+    return read_regular_file(path, max_bytes, Links::refuse);
+  } catch (const SystemError&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace ks

@@ -71,6 +71,13 @@ void open_tree_for_reading(const std::filesystem::path& dir);
 // place). Bundles and reports are read from anyone: this is not for them.
 void require_trusted_input(const std::filesystem::path& path, const std::string& what);
 
+// A record ksandwich keeps in its cache (a source's source.json, a build's identity.json, an
+// accelerator's or a calibration's verdict), read back: a regular file of at most MAX_BYTES,
+// not a link, and for root none that someone else could have changed on the way
+// (untrusted_on_the_way: a cache that once had wider permissions, an entry planted), which
+// is nullopt, as an absent one is (thirty-eighth attack).
+std::optional<std::string> read_cache_file(const std::filesystem::path& path, size_t max_bytes);
+
 // "belongs to uid N" and, when others may write to it, " and others may write to it" (with
 // PATH, an ACL counted: " (an ACL)").
 std::string owner_text(const struct stat& st);

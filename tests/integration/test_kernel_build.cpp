@@ -409,6 +409,23 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   }
   CHECK(made == 1);
   CHECK(roots > 0);
+  // Thirty-eighth attack: a cache entry someone else could change (a cache that had wider
+  // permissions once) was taken at its word: a kernel swapped into a build directory was a
+  // cache hit, and a source.json's version put the next build outside the cache.
+  fs::path built_dir;
+  for (auto& e : fs::directory_iterator(uid.dir / "cache/build"))
+    if (ks::starts_with(e.path().filename().string(), "6.1.0")) built_dir = e.path();
+  REQUIRE(!built_dir.empty());
+  CHECK(build(uid.request("control")) == "(no UserError)");  // a cache hit
+  ks::write_file(built_dir / "bzImage", "another kernel\n");
+  CHECK(contains(build(uid.request("control")), "is not a kernel ksandwich built there, or was changed since"));
+  fs::remove_all(built_dir);
+  fs::path source_entry;
+  for (auto& e : fs::directory_iterator(uid.dir / "cache/source"))
+    if (fs::exists(e.path() / "source.json")) source_entry = e.path();
+  REQUIRE(!source_entry.empty());
+  REQUIRE(::chown((source_entry / "source.json").c_str(), 65534, 65534) == 0);
+  CHECK(contains(build(uid.request("control")), "is not one ksandwich made, or was changed since"));
   Miniature fails(s.path / "fails", "\t@echo 'error: it read a secret'; false\n");
   CHECK(contains(build(fails.request("control")), "it read a secret"));
   CHECK((fs::status(fails.dir / "cache/logs").permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
