@@ -59,8 +59,11 @@ std::vector<bisect::Commit> commits_between(const std::string& repo, const bisec
   std::vector<bisect::Commit> out;
   for (auto& line : split(git(repo, {"log", "--reverse", "--first-parent", "--format=%H %s",
                                      good.sha + ".." + bad.sha}), '\n')) {
-    if (line.size() < 40) continue;
-    out.push_back({line.substr(0, 40), line.size() > 41 ? one_line(line.substr(41)) : ""});
+    // The id ends at the first space: 40 hex digits, or 64 in a SHA-256 repository (thirty-
+    // eighth attack: cut at 40, a SHA-256 bisection could never continue).
+    const auto space = line.find(' ');  // "%H %s": there is always one
+    if (space == std::string::npos || space < 40) continue;
+    out.push_back({line.substr(0, space), one_line(line.substr(space + 1))});
   }
   if (out.empty())
     throw UserError("--good and --bad name the same commit", "give a bad commit newer than the good one");
