@@ -416,6 +416,11 @@ double material_pct_of(const Bundle& b) {
   return 1.0;
 }
 
+bool stopped_early(const Bundle& b) {
+  auto p = nlohmann::json::json_pointer("/stopped/early");
+  return b.extra.is_object() && b.extra.contains(p) && b.extra[p].is_boolean() && b.extra[p].get<bool>();
+}
+
 size_t pending_points(const Bundle& b) {
   return static_cast<size_t>(std::count_if(b.points.begin(), b.points.end(), [](auto& p) { return p.status == "pending"; }));
 }

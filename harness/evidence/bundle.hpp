@@ -240,6 +240,9 @@ nlohmann::json to_json(const Row& r);
 Row row_from_json(const nlohmann::json& j);
 // Points of B still pending: a run not finished (it writes its analysis after every point).
 size_t pending_points(const Bundle& b);
+// Whether B's confirm run stopped at a look with every workload decided, leaving out the
+// points its plan had after that block (extra.stopped.early).
+bool stopped_early(const Bundle& b);
 // The material threshold, in %, B was judged with: its experiment's gates.material_pct (a
 // comparison's own material_pct), else the experiment's default of 1 (experiment::Gates).
 double material_pct_of(const Bundle& b);

@@ -259,6 +259,19 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
     if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.id == r.workload; }))
       throw UserError("the bundle's rows measure workload '" + r.workload + "', which its experiment does not run",
                       "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+  // Every point the plan has, in its order, or the points before an early stop (thirty-eighth
+  // attack: a failed point's block deleted, and the run's pending points, made exit 0).
+  auto plan_points = b.plan.is_object() ? b.plan.value("points", json()) : json();
+  if (plan_points.is_array()) {
+    const bool cut = b.points.size() > plan_points.size() || (b.points.size() < plan_points.size() && !evidence::stopped_early(b));
+    bool differ = false;
+    for (size_t i = 0; i < b.points.size() && i < plan_points.size() && !differ; ++i)
+      differ = plan_points[i] != json{{"point", b.points[i].id}, {"block", b.points[i].block}, {"arm", b.points[i].arm}};
+    if (cut || differ)
+      throw UserError("the bundle's " + std::to_string(b.points.size()) + " points are not the " +
+                          std::to_string(plan_points.size()) + " its plan has",
+                      "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+  }
   auto gates = kernel_gates(b.points, b.builds);
   // A run that boots kernels records both builds; without them no audit says they match.
   if (experiment::backend_rules(e.backend).boots_kernels &&

@@ -257,11 +257,6 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
 }
 
 // Whether the bundle's run stopped early, every workload decided (extra.stopped.early).
-bool stopped_early(const evidence::Bundle& b) {
-  auto p = json::json_pointer("/stopped/early");
-  return b.extra.is_object() && b.extra.contains(p) && b.extra[p].is_boolean() && b.extra[p].get<bool>();
-}
-
 }  // namespace
 
 // A damaged run directory (points cut short, an edited plan or experiment) would be finished
@@ -285,7 +280,7 @@ void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const 
   }
   auto plan = experiment::plan_points(e);
   if (b.plan != plan_json(e, plan)) throw damaged("its plan is not the one its experiment gives");
-  if (b.points.size() > plan.size() || (b.points.size() < plan.size() && !stopped_early(b)))
+  if (b.points.size() > plan.size() || (b.points.size() < plan.size() && !evidence::stopped_early(b)))
     throw damaged(fmt::format("{} points where the plan has {}", b.points.size(), plan.size()));
   for (size_t i = 0; i < b.points.size(); ++i)
     if (b.points[i].id != plan[i].index || b.points[i].arm != plan[i].arm || b.points[i].block != plan[i].block)
@@ -644,7 +639,7 @@ int run(const RunOptions& o) {
       }
     }
   }
-  const bool stopped_before = stopped_early(bundle);
+  const bool stopped_before = evidence::stopped_early(bundle);
   if (e.scheme == "confirm" && !stopped_now && !stopped_before) {
     int blocks_run = 0;
     for (auto& p : bundle.points) blocks_run = std::max(blocks_run, p.status == "pending" ? 0 : p.block + 1);

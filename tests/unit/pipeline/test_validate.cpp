@@ -252,6 +252,15 @@ TEST_CASE("validate: every reader judges rows of the experiment's workloads, and
   auto no_builds = b;  // a QEMU run without the builds its audit reads
   no_builds.builds = json::object();
   CHECK(pipeline::rejudged(no_builds).verdict == "INVALID");
+  auto cut = b;  // a block deleted (with a failed point, or points still to run): exit 0 alone
+  cut.points.resize(10);
+  std::erase_if(cut.rows, [](auto& r) { return r.point >= 10; });
+  CHECK_THROWS_WITH(pipeline::rejudged(cut), Catch::Contains("the bundle's 10 points are not the 12 its plan has"));
+  auto swapped = b;
+  swapped.points[0].arm = swapped.points[0].arm == "control" ? "patched" : "control";
+  for (auto& r : swapped.rows)
+    if (r.point == swapped.points[0].id) r.arm = swapped.points[0].arm;
+  CHECK_THROWS_WITH(pipeline::rejudged(swapped), Catch::Contains("its plan has"));
   auto other_compiler = b;  // the stored audit still all PASS
   other_compiler.builds["patched"]["toolchain"]["compiler"] = "clang version 19";
   CHECK(pipeline::rejudged(other_compiler).verdict == "INVALID");
