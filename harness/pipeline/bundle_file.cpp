@@ -224,6 +224,37 @@ evidence::Bundle load_bundle(const std::filesystem::path& path) {
   return parse_bundle_text(read_bundle_text(path), path.string());
 }
 
+namespace {
+
+// The gates a run's kernels answer for besides its rows: each finished point's kernel health
+// and direct hits, and (BUILDS, a bundle's "builds") the two kernels matched.
+std::vector<evidence::Gate> kernel_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds) {
+  // The kernel stayed healthy and the patch was exercised.
+  std::vector<evidence::Gate> gates;
+  for (auto& p : points) {
+    if (p.status != "ok") continue;
+    for (auto& g : trace::health_gates(p.id, p.health)) gates.push_back(g);
+    if (p.direct_hit.is_array() && !p.direct_hit.empty())
+      for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit)) gates.push_back(g);
+  }
+  // The kernels differ by the patch and nothing else, or the comparison is not fair: audited
+  // again from the two builds, never taken from the bundle's word (thirty-eighth attack).
+  nlohmann::json audited = builds;
+  if (builds.is_object() && builds.contains("control") && builds.contains("patched")) {
+    try {
+      audited = kernel::builds_json(builds["control"], builds["patched"]);
+    } catch (const std::exception& err) {
+      gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
+                                          "the builds cannot be audited: " + one_line(err.what())));
+      return gates;
+    }
+  }
+  if (auto g = matched_build_gate(audited)) gates.push_back(*g);
+  return gates;
+}
+
+}  // namespace
+
 evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidence::Bundle& b) {
   analysis::Options opts;
   opts.scheme = e.scheme;
@@ -281,30 +312,6 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   return analysis::analyze(b.points, b.rows, specs, opts, gates);
 }
 
-std::vector<evidence::Gate> kernel_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds) {
-  // The kernel stayed healthy and the patch was exercised.
-  std::vector<evidence::Gate> gates;
-  for (auto& p : points) {
-    if (p.status != "ok") continue;
-    for (auto& g : trace::health_gates(p.id, p.health)) gates.push_back(g);
-    if (p.direct_hit.is_array() && !p.direct_hit.empty())
-      for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit)) gates.push_back(g);
-  }
-  // The kernels differ by the patch and nothing else, or the comparison is not fair: audited
-  // again from the two builds, never taken from the bundle's word (thirty-eighth attack).
-  nlohmann::json audited = builds;
-  if (builds.is_object() && builds.contains("control") && builds.contains("patched")) {
-    try {
-      audited = kernel::builds_json(builds["control"], builds["patched"]);
-    } catch (const std::exception& err) {
-      gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
-                                          "the builds cannot be audited: " + one_line(err.what())));
-      return gates;
-    }
-  }
-  if (auto g = matched_build_gate(audited)) gates.push_back(*g);
-  return gates;
-}
 
 std::filesystem::path bundle_in(const std::filesystem::path& dir) {
   auto plain = dir / "bundle.json";

@@ -51,8 +51,5 @@ report::Attachment bundle_attachment(const std::string& text);
 // The analysis of a bundle's rows under its experiment's scheme and gates. Deterministic:
 // the same bundle always gives the same analysis (the bootstrap is seeded).
 evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidence::Bundle& b);
-// The gates a run's kernels answer for besides its rows: each finished point's kernel health
-// and direct hits, and (BUILDS, a bundle's "builds") the two kernels matched.
-std::vector<evidence::Gate> kernel_gates(const std::vector<evidence::Point>& points, const nlohmann::json& builds);
 
 }  // namespace ks::pipeline
