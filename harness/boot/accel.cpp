@@ -72,6 +72,9 @@ std::string qemu_identity(const fs::path& binary) {
   return binary.string() + " " + first_line_of(r.out);
 }
 
+// What QEMU said, as one bounded line: a remembered file is read back in the same form.
+std::string printable_message(const std::string& message) { return one_line(message.substr(0, 1000)); }
+
 // The probe's answer, remembered per host kernel, KVM device, QEMU binary and version, CPU
 // model and probe.
 ProbeOutcome probe_kvm(const fs::path& cache_dir, const std::optional<fs::path>& kernel, bool& remembered) {
@@ -87,11 +90,12 @@ ProbeOutcome probe_kvm(const fs::path& cache_dir, const std::optional<fs::path>&
       auto j = json::parse(*text, nullptr, false);
       if (j.is_object() && j.value("ran", json()).is_boolean() && j.value("message", json()).is_string()) {
         remembered = true;
-        return {j["ran"].get<bool>(), one_line(j["message"].get<std::string>().substr(0, 1000))};
+        return {j["ran"].get<bool>(), printable_message(j["message"].get<std::string>())};
       }
     }
   }
   auto outcome = kernel ? run_kernel_probe(qemu->string(), *kernel) : run_firmware_probe(qemu->string());
+  outcome.message = printable_message(outcome.message);  // one form, whether probed now or remembered
   if (!file.empty()) {
     try {  // remembering is a saving, not a need: a cache we cannot write changes nothing
       fs::create_directories(file.parent_path());
