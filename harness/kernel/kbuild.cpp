@@ -373,12 +373,17 @@ std::string failure_excerpt(const std::string& output) {
 
 fs::path keep_failed_log(const Inputs& in, const fs::path& log, const std::string& what) {
   auto logs = source::ensure_dir(in.cache / "logs");  // make's output: what it read, anything
-  std::error_code ec;
   auto stamp = now_utc_iso8601();
   std::replace(stamp.begin(), stamp.end(), ':', '-');
   auto kept = logs / (in.dir.filename().string() + "-" + what + "-" + stamp + ".log");
-  fs::copy_file(log, kept, fs::copy_options::overwrite_existing, ec);
-  return ec ? log : kept;
+  // A new file renamed over the name, never written through it (thirty-ninth attack: a link
+  // planted in logs/ had make's log copied over, and chmodded, a file of root's).
+  try {
+    write_file_atomic(kept, read_head_and_tail(log, kMaxMakeOutput));
+  } catch (const std::exception&) {
+    return log;
+  }
+  return kept;
 }
 
 // ---------------------------------------------------------------- steps
@@ -501,7 +506,7 @@ NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const 
             m.requested.origin + ") came out " + m.actual + ": " + m.why;
   }
   auto kept = source::ensure_dir(in.cache / "logs") / (in.dir.filename().string() + "-rejected.config");
-  write_file(kept, out.text);
+  write_file_atomic(kept, out.text);  // never through a name someone planted in logs/
   throw UserError(what, "add what they depend on to the fragment, or drop them; the config "
                         "Kconfig produced is in " + kept.string());
 }
@@ -565,13 +570,6 @@ BuiltKernel load_cached(const fs::path& dir, Clock::time_point started) {
 
 bool complete(const fs::path& dir) {
   return fs::exists(dir / "identity.json") && fs::exists(dir / "bzImage");
-}
-
-void copy_log(const std::optional<fs::path>& to, const fs::path& log) {
-  if (!to) return;
-  std::error_code ec;
-  if (to->has_parent_path()) fs::create_directories(to->parent_path(), ec);
-  fs::copy_file(log, *to, fs::copy_options::overwrite_existing, ec);
 }
 
 // Every build happens at one path, <cache>/build/.work, one at a time: the kernel's
@@ -839,7 +837,6 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   auto in = gather(request, progress);
   auto cached = [&](const std::string& how) {
     auto k = load_cached(in.dir, started);
-    copy_log(request.log_copy, in.dir / "build.log");
     progress.note("[" + in.arm + "] " + how + ": " + k.kernel_release + " (" + in.dir.string() + ")");
     return k;
   };
@@ -859,7 +856,6 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
     base.arm = "control";
     base.patches.clear();
     base.commit.clear();
-    base.log_copy.reset();
     control = build_arm(base, progress);
   }
 
@@ -920,7 +916,6 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   auto make = run_make(in, tree, objdir, {"bzImage"}, log, progress, estimate);
   if (!make.result.ok()) {
     auto kept = keep_failed_log(in, log, "failed");
-    copy_log(request.log_copy, log);
     std::string how = make.result.timed_out    ? "timed out"
                       : make.result.overflowed ? "printed more than " + std::to_string(kMaxMakeOutput >> 20) + " MiB and was stopped"
                                                : "exited " + std::to_string(make.result.exit_code);
@@ -972,7 +967,6 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   if (fs::exists(in.dir)) fs::remove_all(in.dir);
   fs::rename(work.path(), in.dir);
   work.release();
-  copy_log(request.log_copy, in.dir / "build.log");
 
   BuiltKernel k = load_cached(in.dir, started);
   k.cache_hit = false;

@@ -68,7 +68,6 @@ struct BuildRequest {
   std::chrono::minutes make_timeout{60};
   bool use_ccache = true;
   std::optional<fs::path> ccache_dir; // default $CCACHE_DIR, else <cache>/ccache
-  std::optional<fs::path> log_copy;   // also copy the build log here (a run's logs/)
 };
 
 struct BuiltKernel {

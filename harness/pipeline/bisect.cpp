@@ -48,7 +48,7 @@ bisect::Commit resolve(const std::string& repo, const std::string& name, const c
     throw UserError(std::string(option) + " " + name + ": no such commit in " + repo,
                     "name a commit, tag or branch of the experiment's git source (git -C " + shell_quote(repo) + " log --oneline)");
   auto sha = trim(r.out);
-  return {sha, one_line(trim(git(repo, {"log", "-1", "--format=%s", sha})))};  // anyone's words
+  return {sha, one_line(trim(git(repo, {"log", "-1", std::string("--format=") + source::kGitSubject, sha})))};  // anyone's words
 }
 
 std::vector<bisect::Commit> commits_between(const std::string& repo, const bisect::Commit& good,
@@ -57,13 +57,13 @@ std::vector<bisect::Commit> commits_between(const std::string& repo, const bisec
     throw UserError("--good " + good.sha.substr(0, 12) + " is not an ancestor of --bad " + bad.sha.substr(0, 12),
                     "give a good commit older than the bad one, on its history");
   std::vector<bisect::Commit> out;
-  for (auto& line : split(git(repo, {"log", "--reverse", "--first-parent", "--format=%H %s",
+  for (auto& line : split(git(repo, {"log", "--reverse", "--first-parent", std::string("--format=%H ") + source::kGitSubject,
                                      good.sha + ".." + bad.sha}), '\n')) {
     // The id ends at the first space: 40 hex digits, or 64 in a SHA-256 repository (thirty-
     // eighth attack: cut at 40, a SHA-256 bisection could never continue).
     const auto space = line.find(' ');  // "%H %s": there is always one
     if (space == std::string::npos || space < 40) continue;
-    out.push_back({line.substr(0, space), one_line(line.substr(space + 1))});
+    out.push_back({line.substr(0, space), one_line(trim(line.substr(space + 1)))});  // git pads the subject
   }
   if (out.empty())
     throw UserError("--good and --bad name the same commit", "give a bad commit newer than the good one");

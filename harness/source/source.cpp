@@ -165,6 +165,9 @@ proc::Command git_command(const fs::path& repo, const std::vector<std::string>& 
   for (const char* setting : kOverrides) argv.insert(argv.end(), {"-c", setting});
   argv.insert(argv.end(), args.begin(), args.end());
   auto cmd = command(argv, timeout);
+  // What a repository makes git print is anyone's to make huge (thirty-ninth attack: a 300 KB
+  // repository's diff took gigabytes): as much as a patch file may hold, and then refused.
+  cmd.max_output = kMaxInputBytes;
   cmd.unset_env_prefixes = {"GIT_", "XDG_"};
   cmd.env = {{"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_NO_LAZY_FETCH", "1"},
              {"HOME", "/nonexistent"}};
@@ -396,17 +399,23 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   CommitDiff d;
   d.commit = resolve_commit(base.origin, name);
   // Anyone's words, printed by build and in reports: one line (twenty-fifth attack).
-  d.subject = one_line(trim(proc::run_checked(git_command(base.origin, {"log", "-1", "--format=%s", d.commit}, 1min)).out));
+  d.subject = one_line(trim(proc::run_checked(git_command(base.origin, {"log", "-1", std::string("--format=") + kGitSubject, d.commit}, 1min)).out));
   // The same text from any clone and any user's git config (it is hashed into the kernel's
   // cache key): full blob ids, fixed prefixes and algorithm, no renames, colour or drivers,
   // and hunk headers without the function git names after them, which follows the
   // checked-out .gitattributes (diff=cpp) and so differs between a clone with a work tree
   // and one without.
-  auto raw = proc::run_checked(git_command(base.origin, {"-c", "diff.suppressBlankEmpty=false", "diff",
+  auto diff = proc::run(git_command(base.origin, {"-c", "diff.suppressBlankEmpty=false", "diff",
                                         "--full-index", "--no-renames", "--no-color", "--no-ext-diff",
                                         "--no-textconv", "--no-relative", "--diff-algorithm=myers",
                                         "--indent-heuristic", "-U3", "--inter-hunk-context=0", "-O/dev/null",
-                                        "--src-prefix=a/", "--dst-prefix=b/", base.commit, d.commit}, 10min)).out;
+                                        "--src-prefix=a/", "--dst-prefix=b/", base.commit, d.commit}, 10min));
+  if (diff.overflowed)
+    throw UserError("the diff from " + base.commit.substr(0, 12) + " to commit " + d.commit.substr(0, 12) +
+                        " is larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB, as no patch may be",
+                    "choose a baseline (source.commit) closer to it");
+  if (!diff.ok()) throw SystemError("git diff in " + base.origin, diff.describe());
+  const auto& raw = diff.out;
   auto lines = split(raw, '\n');
   for (auto& line : lines) {
     // patch(1) skips a binary change without a word: the tree would not be the commit's.
@@ -421,14 +430,14 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
   d.empty = d.text.empty();
   if (cache_root.empty()) return d;
   d.diff = ensure_dir(cache_root / "commits") / (base.commit + ".." + d.commit + ".diff");
-  if (try_read_file(d.diff) != d.text) write_file_atomic(d.diff, d.text);
+  if (read_cache_file(d.diff, d.text.size()) != d.text) write_file_atomic(d.diff, d.text);
   return d;
 }
 
 fs::path keep_in_cache(const fs::path& cache_root, const std::string& folder, std::string_view text,
                        const std::string& suffix) {
   auto path = ensure_dir(cache_root / folder) / (sha256_hex(text) + suffix);
-  if (try_read_file(path) != text) write_file_atomic(path, text);
+  if (read_cache_file(path, text.size()) != text) write_file_atomic(path, text);
   return path;
 }
 
@@ -503,7 +512,9 @@ PreparedSource find(const experiment::KernelSource& source, const fs::path& cach
   auto id = identify(source);
   if (auto found = unpacked(id, cache_root / "source")) return *found;
   if (id.kind == "git") {
-    auto r = proc::run(git_command(id.origin, {"show", id.commit + ":Makefile"}, 1min));
+    auto show = git_command(id.origin, {"show", id.commit + ":Makefile"}, 1min);
+    show.max_output = size_t(1) << 20;  // as an unpacked tree's Makefile is read
+    auto r = proc::run(show);
     // Unknown unless it is a release: it names a cache directory (thirty-seventh attack).
     if (auto version = r.ok() ? kernel_version_from_makefile(r.out) : ""; is_kernel_release(version)) id.version = version;
   }
@@ -540,11 +551,15 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
 
   std::error_code ec;
   fs::rename(tmp.path(), entry, ec);
-  if (ec && !fs::exists(entry / "source.json"))
-    throw SystemError("rename " + tmp.path().string() + " to " + entry.string(), ec.value());
-  // Renamed, or another run finished the same source first (then ours is dropped).
-  if (!ec) tmp.release();
-  return {id, entry / "tree"};
+  if (!ec) {
+    tmp.release();
+    return {id, entry / "tree"};
+  }
+  // Another run finished the same source first (ours is dropped): its entry is checked as any
+  // cached one is (thirty-ninth attack: an entry planted while we unpacked was built as the source).
+  if (auto found = unpacked(id, sources)) return *found;
+  throw UserError("the source cache's entry " + entry.string() + " is in the way, and is not one ksandwich made",
+                  "remove it (rm -r " + shell_quote(entry.string()) + "); the next build unpacks the source again");
 }
 
 }  // namespace ks::source

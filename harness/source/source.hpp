@@ -49,6 +49,9 @@ fs::path require_trusted_git(const fs::path& repo);
 // (--git-dir: git never looks for another one above it), and no GIT_* variable of the
 // caller's passed on (GIT_DIR from a hook would name another repository).
 proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout);
+// `git log`'s format of a commit's subject as ksandwich keeps it (identities, bundles, bisect):
+// at most 160 columns of anyone's words ("..": cut), padded by git, so trimmed by the reader.
+inline constexpr const char* kGitSubject = "%<(160,trunc)%s";
 // More entries than a git directory of the kernel has (~80,000 with every object loose) by far.
 inline constexpr size_t kMaxGitEntries = 1'000'000;
 

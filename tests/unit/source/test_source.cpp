@@ -90,6 +90,28 @@ TEST_CASE("a later commit of a git source is the diff from the source's commit, 
   git({"commit", "-q", "-m", "a logo"});
   CHECK_THROWS_WITH(ks::source::commit_diff(base, "HEAD", tmp.path / "cache"),
                     Catch::Contains("changes a binary file") && Catch::Contains("logo.bin"));
+  // Thirty-ninth attack: what the repository makes git print is bounded. A subject of 1 MiB is
+  // cut to 160 columns; a diff over 64 MiB (a patch's limit) is refused, not read to the end.
+  ks::source::SourceIdentity logo{"git", repo.string(), "6", "", git({"rev-parse", "HEAD"}), ""};
+  ks::write_file(tmp.path / "message", std::string(1 << 20, 's') + "\n\nbody\n");
+  ks::write_file(repo / "Makefile", head + "VERSION = 8\n");
+  git({"commit", "-q", "-a", "-F", (tmp.path / "message").string()});
+  auto long_subject = ks::source::commit_diff(logo, "HEAD", tmp.path / "cache");
+  CHECK(long_subject.subject.size() <= 160);
+  CHECK(ks::starts_with(long_subject.subject, "sss"));
+  // And a link planted where the cache keeps the diff is replaced, never read (/dev/zero).
+  std::filesystem::remove(long_subject.diff);
+  std::filesystem::create_symlink("/dev/zero", long_subject.diff);
+  CHECK(ks::source::commit_diff(logo, "HEAD", tmp.path / "cache").text == long_subject.text);
+  CHECK_FALSE(std::filesystem::is_symlink(long_subject.diff));
+  CHECK(ks::read_file(long_subject.diff) == long_subject.text);
+  std::string big;
+  for (int i = 0; i < (24 << 20); ++i) big += "a\n";  // 48 MiB, so a diff of 72 MiB
+  ks::write_file(repo / "big", big);
+  git({"add", "big"});
+  git({"commit", "-q", "-m", "big"});
+  CHECK_THROWS_WITH(ks::source::commit_diff(logo, "HEAD", tmp.path / "cache"),
+                    Catch::Contains("is larger than 64 MiB"));
   ks::source::SourceIdentity tarball{"debian", "/usr/src/linux-source-6.1.tar.xz", "6.1", "abcd", "", ""};
   CHECK_THROWS_AS(ks::source::commit_diff(tarball, "HEAD", tmp.path / "cache"), ks::UserError);
 }
