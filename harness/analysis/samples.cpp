@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "agent/clock.hpp"
 #include "stats/summary.hpp"
 
 namespace ks::analysis {
@@ -20,13 +21,18 @@ std::optional<double> canary_ns(const evidence::Row& r) {
   return it->get<double>();
 }
 
-// The agent timed the round with two clocks and they disagreed: the time is not trusted.
+// The agent timed the round with two clocks and they disagreed: the time is not trusted, and
+// the round did not fail otherwise. Decided by the round's own two figures under the agent's
+// rule, its only error being the agent's words for them, never by its "agree" (thirty-ninth
+// attack: "agree": false on a round that failed with EIO hid the failure).
 bool clocks_disagreed(const evidence::Row& r) {
   if (!r.extra.is_object()) return false;
   auto clock = r.extra.find("clock");
   if (clock == r.extra.end() || !clock->is_object()) return false;
-  auto agree = clock->find("agree");
-  return agree != clock->end() && agree->is_boolean() && !agree->get<bool>();
+  auto check = clock->find("elapsed_check_ns");
+  if (check == clock->end() || !check->is_number_integer()) return false;
+  const agent::ClockSpan span(static_cast<int64_t>(r.elapsed_ns), check->get<int64_t>());
+  return !agent::clocks_agree(span) && r.error == agent::clock_disagreement(span);
 }
 
 }  // namespace

@@ -102,8 +102,8 @@ void print_identity(const json& id, const ks::kernel::BuiltKernel* built) {
                          : "built, " + ks::kernel::Progress::format_duration(built->seconds));
 }
 
-void print_audit(const json& control, const json& patched) {
-  auto lines = ks::kernel::audit_lines(control, patched);
+void print_audit(const json& control, const json& patched, bool later_commit) {
+  auto lines = ks::kernel::audit_lines(control, patched, later_commit);
   fmt::print("\nmatched-build audit\n");
   fmt::print("  {:<34} {:<6} {:<40} {}\n", "field", "status", "control", "patched");
   auto cut = [](std::string s) { return s.size() > 40 ? s.substr(0, 37) + "..." : s; };
@@ -230,7 +230,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
         json out = json::object();
         for (auto& [arm, id] : identities) out[arm] = id;
         if (identities.count("control") && identities.count("patched"))
-          out = ks::kernel::builds_json(identities["control"], identities["patched"]);
+          out = ks::kernel::builds_json(identities["control"], identities["patched"], !arm_commit["patched"].empty());
         fmt::print("{}\n", out.dump(2));
       }
       return;
@@ -240,6 +240,6 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
       print_identity(identities[arms[i]], built.empty() ? nullptr : &built[i]);
     }
     if (identities.count("control") && identities.count("patched"))
-      print_audit(identities["control"], identities["patched"]);
+      print_audit(identities["control"], identities["patched"], !arm_commit["patched"].empty());
   });
 }

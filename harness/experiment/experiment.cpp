@@ -31,6 +31,11 @@ bool higher_is_better(const std::string& metric) { return metric != "ns_per_op";
 
 bool Workload::higher_is_better() const { return experiment::higher_is_better(metric()); }
 
+bool patched_at_later_commit(const Experiment& e) {
+  auto it = e.arms.find("patched");
+  return it != e.arms.end() && !it->second.commit.empty();
+}
+
 bool is_plain_name(const std::string& s) {
   static const std::regex name("[A-Za-z0-9._-]{1,64}");
   return s.size() <= 64 && s != "." && s != ".." && std::regex_match(s, name);

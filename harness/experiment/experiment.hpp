@@ -161,6 +161,10 @@ struct PlannedPoint {
 };
 std::vector<PlannedPoint> plan_points(const Experiment& e);
 
+// Whether the patched arm is a later commit of a git source (arms.patched.commit): then, and
+// only then, may the matched-build audit let the two configs and releases differ.
+bool patched_at_later_commit(const Experiment& e);
+
 extern const std::vector<std::string> kWorkloadNames;
 extern const std::vector<std::string> kClockRequests;  // auto | time | instructions
 

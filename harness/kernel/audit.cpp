@@ -66,7 +66,7 @@ std::string describe_patches(const json& identity) {
   return join(parts, "; ");
 }
 
-std::vector<AuditLine> audit_lines(const json& c, const json& p) {
+std::vector<AuditLine> audit_lines(const json& c, const json& p, bool later_commit) {
   std::vector<AuditLine> out;
   auto same = [&](const std::string& field, const char* pointer) {
     out.push_back(must_match(field, text_at(c, pointer), text_at(p, pointer)));
@@ -76,7 +76,7 @@ std::vector<AuditLine> audit_lines(const json& c, const json& p) {
                            source_identity(p)));
   // A later commit may bring new Kconfig symbols and a new version in the .config header.
   auto commit = text_at(p, "/commit/sha");
-  if (commit.empty()) {
+  if (!later_commit) {
     same("config SHA-256 (normalized)", "/config/sha256");
   } else {
     auto config = may_differ("config SHA-256 (normalized)", text_at(c, "/config/sha256"), text_at(p, "/config/sha256"));
@@ -98,7 +98,7 @@ std::vector<AuditLine> audit_lines(const json& c, const json& p) {
   // The release must differ only by the arm's LOCALVERSION.
   auto release = may_differ("kernel release", text_at(c, "/kernel_release"),
                             text_at(p, "/kernel_release"));
-  if (release_base(c) != release_base(p) && !commit.empty()) {
+  if (release_base(c) != release_base(p) && later_commit) {
     release.note = "expected to differ (the patched arm is a later commit)";
   } else if (release_base(c) != release_base(p)) {
     release.row.status = "FAIL";
@@ -107,23 +107,31 @@ std::vector<AuditLine> audit_lines(const json& c, const json& p) {
     release.note = "expected to differ (LOCALVERSION names the arm)";
   }
   out.push_back(release);
-  if (!commit.empty())
-    out.push_back(may_differ("commit", text_at(c, "/source/commit"), commit + " " + text_at(p, "/commit/subject")));
+  if (later_commit || !commit.empty()) {
+    auto line = may_differ("commit", text_at(c, "/source/commit"),
+                           commit.empty() ? "" : commit + " " + text_at(p, "/commit/subject"));
+    if (later_commit != !commit.empty()) {
+      line.row.status = "FAIL";
+      line.note = later_commit ? "the experiment builds a later commit, the patched kernel names none"
+                               : "the patched kernel is a commit the experiment does not name";
+    }
+    out.push_back(line);
+  }
   out.push_back(may_differ("patches", describe_patches(c), describe_patches(p)));
   out.push_back(may_differ("bzImage SHA-256", text_at(c, "/bzimage/sha256"),
                            text_at(p, "/bzimage/sha256")));
   return out;
 }
 
-std::vector<evidence::AuditRow> audit(const json& control, const json& patched) {
+std::vector<evidence::AuditRow> audit(const json& control, const json& patched, bool later_commit) {
   std::vector<evidence::AuditRow> out;
-  for (auto& line : audit_lines(control, patched)) out.push_back(line.row);
+  for (auto& line : audit_lines(control, patched, later_commit)) out.push_back(line.row);
   return out;
 }
 
-json audit_json(const json& control, const json& patched) {
+json audit_json(const json& control, const json& patched, bool later_commit) {
   json rows = json::array();
-  for (auto& line : audit_lines(control, patched)) {
+  for (auto& line : audit_lines(control, patched, later_commit)) {
     json row{{"field", line.row.field},
              {"status", line.row.status},
              {"control", line.row.control},
@@ -134,11 +142,11 @@ json audit_json(const json& control, const json& patched) {
   return rows;
 }
 
-json builds_json(const json& control, const json& patched) {
-  auto lines = audit_lines(control, patched);
+json builds_json(const json& control, const json& patched, bool later_commit) {
+  auto lines = audit_lines(control, patched, later_commit);
   return {{"control", control},
           {"patched", patched},
-          {"audit", audit_json(control, patched)},
+          {"audit", audit_json(control, patched, later_commit)},
           {"matched", all_pass(lines)}};
 }
 

@@ -16,17 +16,21 @@ struct AuditLine {
   std::string note;        // "expected to differ" for the rows allowed to differ
 };
 
-std::vector<AuditLine> audit_lines(const nlohmann::json& control, const nlohmann::json& patched);
+// LATER_COMMIT: the experiment builds the patched arm from a later commit of its git source
+// (experiment::patched_at_later_commit), so its config and release may differ too. Taken from
+// the experiment, never from the patched identity: an identity that names a commit the
+// experiment does not (or none where it does) is a FAIL.
+std::vector<AuditLine> audit_lines(const nlohmann::json& control, const nlohmann::json& patched, bool later_commit);
 
 // The rows as the bundle holds them (evidence::AuditRow has no note).
-std::vector<evidence::AuditRow> audit(const nlohmann::json& control,
-                                      const nlohmann::json& patched);
+std::vector<evidence::AuditRow> audit(const nlohmann::json& control, const nlohmann::json& patched,
+                                      bool later_commit);
 
 // builds.audit[]: [{field, status, control, patched, note?}]
-nlohmann::json audit_json(const nlohmann::json& control, const nlohmann::json& patched);
+nlohmann::json audit_json(const nlohmann::json& control, const nlohmann::json& patched, bool later_commit);
 
 // The bundle's `builds` object: {control, patched, audit[], matched}.
-nlohmann::json builds_json(const nlohmann::json& control, const nlohmann::json& patched);
+nlohmann::json builds_json(const nlohmann::json& control, const nlohmann::json& patched, bool later_commit);
 
 bool all_pass(const std::vector<AuditLine>& lines);
 

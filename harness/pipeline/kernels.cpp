@@ -38,9 +38,9 @@ void record(RunKernels& k, const std::string& arm, kernel::BuiltKernel built,
   k.by_arm.emplace(arm, std::move(built));
 }
 
-void add_audit(RunKernels& k) {
+void add_audit(RunKernels& k, bool later_commit) {
   if (k.by_arm.count("control") && k.by_arm.count("patched"))
-    k.builds = kernel::builds_json(k.by_arm.at("control").identity, k.by_arm.at("patched").identity);
+    k.builds = kernel::builds_json(k.by_arm.at("control").identity, k.by_arm.at("patched").identity, later_commit);
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_d
     record(k, arm, kernel::build_arm(kernel::request_for_arm(e, arm, repo_dir, experiment_dir), progress),
            started_at);
   }
-  add_audit(k);
+  add_audit(k, experiment::patched_at_later_commit(e));
   return k;
 }
 

@@ -254,7 +254,14 @@ void check_builds(const evidence::Bundle& b, std::vector<Mismatch>& out) {
   if (!builds.is_object() || !builds.contains("control") || !builds.contains("patched")) return;  // the running kernel
   json again;
   try {
-    again = kernel::builds_json(builds["control"], builds["patched"]);
+    // Whether config and release may differ is the experiment's word (an unreadable one is
+    // reported beside this, by the rejudging).
+    bool later_commit = false;
+    try {
+      later_commit = experiment::patched_at_later_commit(experiment::parse(b.experiment));
+    } catch (const UserError&) {
+    }
+    again = kernel::builds_json(builds["control"], builds["patched"], later_commit);
   } catch (const std::exception& err) {
     out.push_back({"/builds", nullptr, nullptr, std::string("the builds cannot be audited: ") + one_line(err.what())});
     return;

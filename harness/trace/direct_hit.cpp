@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "analysis/gate_kind.hpp"
@@ -275,10 +277,17 @@ std::vector<FunctionCount> counts_from_json(const json& j) {
   return counts;
 }
 
-std::vector<evidence::Gate> direct_hit_gates(int point_id, const json& counts) {
+std::vector<evidence::Gate> direct_hit_gates(int point_id, const json& counts,
+                                             const std::vector<std::string>& required) {
   std::vector<evidence::Gate> gates;
+  auto gate = [&](bool passed, std::string detail) {
+    gates.push_back(analysis::make_gate(analysis::GateKind::direct_hit, analysis::point_scope(point_id), passed,
+                                        std::move(detail)));
+  };
+  std::set<std::string> counted;
   for (auto& c : counts_from_json(counts)) {
-    if (!c.required) continue;
+    if (std::find(required.begin(), required.end(), c.function) == required.end() || !counted.insert(c.function).second)
+      continue;
     evidence::Gate g = analysis::make_gate(analysis::GateKind::direct_hit,
                                            analysis::point_scope(point_id), true, "");
     if (c.method == kNoTracing) {
@@ -301,6 +310,9 @@ std::vector<evidence::Gate> direct_hit_gates(int point_id, const json& counts) {
     }
     gates.push_back(std::move(g));
   }
+  for (auto& f : required)
+    if (!counted.count(f))
+      gate(false, fmt::format("the point holds no count of calls to {}: the patch is not shown to have been exercised", f));
   return gates;
 }
 

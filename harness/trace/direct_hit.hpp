@@ -87,8 +87,10 @@ std::vector<FunctionCount> count_calls(const std::vector<Target>& targets,
 nlohmann::json to_json(const std::vector<FunctionCount>& counts);
 std::vector<FunctionCount> counts_from_json(const nlohmann::json& j);
 
-// One "direct_hit" gate per required function, scoped "point N": failed when the function
-// is not traceable on this kernel, could not be counted, or was called zero times.
-std::vector<evidence::Gate> direct_hit_gates(int point_id, const nlohmann::json& counts);
+// One "direct_hit" gate per REQUIRED function (the experiment's direct_hits for the point's
+// arm; never the records' own "required"), scoped "point N": failed when the function is not
+// traceable on this kernel, could not be counted, was called zero times, or has no record.
+std::vector<evidence::Gate> direct_hit_gates(int point_id, const nlohmann::json& counts,
+                                             const std::vector<std::string>& required);
 
 }  // namespace ks::trace

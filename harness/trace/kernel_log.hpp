@@ -39,7 +39,8 @@ inline constexpr size_t kMaxFindings = 20;
 nlohmann::json kernel_health(const std::string& marker, const std::vector<std::string>& lines);
 
 // One "kernel_health" gate scoped "point N": failed when HEALTH holds findings or an
-// "error" (the log could not be read, so the point is not shown to be clean).
+// "error" (the log could not be read), or is not a record kernel_health() writes (absent,
+// edited): in each the point is not shown to be clean.
 std::vector<evidence::Gate> health_gates(int point_id, const nlohmann::json& health);
 
 // One /dev/kmsg record: "prio,seq,usec,flags[,...];message\n[ KEY=value\n]...".

@@ -426,8 +426,32 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
   REQUIRE(!source_entry.empty());
   REQUIRE(::chown((source_entry / "source.json").c_str(), 65534, 65534) == 0);
   CHECK(contains(build(uid.request("control")), "is not one ksandwich made, or was changed since"));
+  // Thirty-ninth: an entry someone made while the source was unpacked (here, one without a
+  // tree) is checked when the rename finds it, never built as the source.
+  fs::remove_all(source_entry / "tree");
+  CHECK(contains(build(uid.request("control")), "is in the way, and is not one ksandwich made"));
   Miniature fails(s.path / "fails", "\t@echo 'error: it read a secret'; false\n");
   CHECK(contains(build(fails.request("control")), "it read a secret"));
+  // Thirty-ninth: links planted in logs/ under the names the next failed build's log may take
+  // (its key's, for each second of the next two minutes): replaced, never written through.
+  std::string kept;
+  for (auto& e : fs::directory_iterator(fails.dir / "cache/logs")) kept = e.path().filename().string();
+  REQUIRE(kept.find("-failed-") != std::string::npos);
+  const auto victim = s.path / "victim";
+  ks::write_file(victim, "root's own\n");
+  fs::permissions(victim, fs::perms::owner_read | fs::perms::owner_write);
+  const auto now = std::chrono::system_clock::now();
+  for (int i = 0; i < 120; ++i) {
+    auto t = std::chrono::system_clock::to_time_t(now + std::chrono::seconds(i));
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H-%M-%SZ", &tm);
+    fs::create_symlink(victim, fails.dir / "cache/logs" / (kept.substr(0, kept.find("-failed-") + 8) + stamp + ".log"));
+  }
+  CHECK(contains(build(fails.request("control")), "it read a secret"));
+  CHECK(ks::read_file(victim) == "root's own\n");
+  CHECK(fs::status(victim).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
   CHECK((fs::status(fails.dir / "cache/logs").permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
   // tar makes an archive's device nodes as root: one in the source cache anyone could open.
   Miniature device(s.path / "device");
@@ -639,7 +663,7 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   CHECK(!contains(ks::read_file(patched.build_dir / "linux/fs/btrfs/super.c"), nosec));
 
   // Audit: PASS everywhere; only the patch identity, release and bzImage differ.
-  auto lines = ks::kernel::audit_lines(control.identity, patched.identity);
+  auto lines = ks::kernel::audit_lines(control.identity, patched.identity, false);
   for (auto& l : lines) {
     INFO(l.row.field << ": " << l.row.control << " | " << l.row.patched);
     CHECK(l.row.status == "PASS");
@@ -656,14 +680,14 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
   auto other_config = request("patched", {"btrfs-drop-sb-nosec.patch"});
   other_config.config.fragments.push_back((s.path / "extra.config").string());
   auto config_audit = ks::kernel::audit_lines(
-      control.identity, ks::kernel::preflight(other_config, progress));
+      control.identity, ks::kernel::preflight(other_config, progress), false);
   for (auto& l : config_audit)
     CHECK(l.row.status == (l.row.field == "config SHA-256 (normalized)" ? "FAIL" : "PASS"));
 
   auto other_flags = request("patched", {"btrfs-drop-sb-nosec.patch"});
   other_flags.make_variables = {"KCFLAGS=-fno-inline-functions-called-once"};
   auto flags_audit = ks::kernel::audit_lines(
-      control.identity, ks::kernel::preflight(other_flags, progress));
+      control.identity, ks::kernel::preflight(other_flags, progress), false);
   for (auto& l : flags_audit)
     CHECK(l.row.status == (l.row.field == "compiler flags (make variables)" ? "FAIL" : "PASS"));
 
@@ -673,7 +697,7 @@ TEST_CASE("real kernel: full control build, cache hit, incremental patched build
     auto k = ks::kernel::build_arm(request(arm, {file}), progress);
     CHECK(k.kernel_release == std::string("6.1.192-ks-") + arm);
     CHECK(k.identity["build"]["mode"] == "incremental");
-    CHECK(ks::kernel::all_pass(ks::kernel::audit_lines(control.identity, k.identity)));
+    CHECK(ks::kernel::all_pass(ks::kernel::audit_lines(control.identity, k.identity, false)));
   }
 }
 
@@ -705,7 +729,7 @@ TEST_CASE("an mbox series as the patched arm: subjects and Message-IDs reach bun
   bundle.experiment_name = "mbox-series";
   bundle.backend = "qemu";
   bundle.verdict = "NO_CHANGE";
-  bundle.builds = ks::kernel::builds_json(control.identity, patched.identity);
+  bundle.builds = ks::kernel::builds_json(control.identity, patched.identity, false);
   CHECK(bundle.builds["matched"] == true);
   auto text = ks::evidence::to_json(bundle).dump();
   for (auto part : {"[PATCH 1/2] btrfs: drop SB_NOSEC from the superblock flags",

@@ -54,7 +54,16 @@ check "a host experiment is refused (exit 2): a series compares kernels" \
 # the experiments the series wrote (gather takes a bundle only as a run of its step's
 # experiment, and judges it again from its rows).
 mkdir -p "$out/results/default-p01" "$out/results/default-p02"
-as_run_of() { jq --slurpfile e "$out/experiments/$1.json" '.experiment = $e[0] | .experiment_name = $e[0].name'; }
+# (The step's experiment runs as many rounds as the bundle holds: every reader checks each
+# finished point has its experiment's rounds.)
+as_run_of() {
+  local exp="$out/experiments/$1.json"
+  cat >"$tmp/as-run-of.json"
+  jq --slurpfile b "$tmp/as-run-of.json" '.rounds = $b[0].experiment.rounds | .warmup_rounds = $b[0].experiment.warmup_rounds' \
+    "$exp" >"$exp.new"
+  mv "$exp.new" "$exp"
+  jq --slurpfile e "$exp" '.experiment = $e[0] | .experiment_name = $e[0].name' "$tmp/as-run-of.json"
+}
 as_run_of default-p01 <"$data/bundles/qemu-confirm.json" >"$out/results/default-p01/bundle.json"
 gzip -dc "$data/default-confirm.bundle.json.gz" | as_run_of default-p02 | gzip >"$out/results/default-p02/bundle.json.gz"
 # Thirtieth attack: a bundle that is not a run of its step's experiment is no measurement.

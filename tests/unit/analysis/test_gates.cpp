@@ -80,8 +80,10 @@ TEST_CASE("analysis: a failed round makes the verdict INVALID", "[analysis]") {
 TEST_CASE("analysis: a round whose clocks disagreed is left out as disturbed, not INVALID", "[analysis]") {
   // Seen in an A/A main job under host load: monotonic 348 ms vs monotonic_raw 357 ms.
   auto s = test::synthetic(kScreen, 1000, 1000, 0.001, 0.002, 10, 4);
+  s.rows[12].elapsed_ns = 348231258;
   s.rows[12].error = "clocks disagree: monotonic 348231258 ns vs monotonic_raw 356719555 ns";
-  s.rows[12].extra = {{"clock", {{"agree", false}, {"check", "CLOCK_MONOTONIC_RAW"}}}};
+  s.rows[12].extra = {{"clock", {{"agree", false}, {"check", "CLOCK_MONOTONIC_RAW"}, {"elapsed_check_ns", 356719555}}}};
+  const auto forged = s;
   const auto a = analysis::analyze(s.points, s.rows, kClone, {});
   const auto& w = a.workloads[0];
   CHECK(w.failed_rounds == 0);
@@ -94,6 +96,20 @@ TEST_CASE("analysis: a round whose clocks disagreed is left out as disturbed, no
   size_t measured = 0;
   for (auto& p : w.points) measured += p.n;
   CHECK(measured == 3 * 10 - 1);
+
+  // The round's own figures decide, and any other error is a failed round (thirty-ninth
+  // attack: "agree": false beside an EIO, or beside clocks that agree, hid a failed round).
+  for (auto [error, check] : {std::pair{"EIO: write failed; clocks disagree: monotonic 348231258 ns vs monotonic_raw 356719555 ns", 356719555},
+                              std::pair{"clocks disagree: monotonic 348231258 ns vs monotonic_raw 348231258 ns", 348231258},
+                              std::pair{"EIO: write failed", 356719555}}) {
+    auto edited = forged;
+    edited.rows[12].error = error;
+    edited.rows[12].extra["clock"]["elapsed_check_ns"] = check;
+    INFO(error);
+    const auto b = analysis::analyze(edited.points, edited.rows, kClone, {});
+    CHECK(b.workloads[0].failed_rounds == 1);
+    CHECK(b.workloads[0].verdict == "INVALID");
+  }
 }
 
 TEST_CASE("analysis: a failed point in a screen invalidates only what it left without an arm", "[analysis]") {

@@ -41,7 +41,7 @@ const AuditLine& row(const std::vector<AuditLine>& lines, const std::string& fie
 }  // namespace
 
 TEST_CASE("matched builds pass every row, patches, release and bzImage may differ", "[build][audit]") {
-  auto lines = audit_lines(identity("control"), patched_identity());
+  auto lines = audit_lines(identity("control"), patched_identity(), false);
   CHECK(all_pass(lines));
   CHECK(lines.size() == 13);
   for (auto& l : lines) CHECK(l.row.status == "PASS");
@@ -58,7 +58,7 @@ TEST_CASE("matched builds pass every row, patches, release and bzImage may diffe
 TEST_CASE("a different config fragment fails the config row only", "[build][audit]") {
   auto patched = patched_identity();
   patched["config"]["sha256"] = "dddd";
-  auto lines = audit_lines(identity("control"), patched);
+  auto lines = audit_lines(identity("control"), patched, false);
   CHECK(!all_pass(lines));
   CHECK(row(lines, "config SHA-256 (normalized)").row.status == "FAIL");
   CHECK(row(lines, "config SHA-256 (normalized)").row.patched == "dddd");
@@ -70,30 +70,30 @@ TEST_CASE("a different config fragment fails the config row only", "[build][audi
 TEST_CASE("different compiler flags, compiler or Kbuild identity fail", "[build][audit]") {
   auto flags = patched_identity();
   flags["toolchain"]["make_variables"] = {"KCFLAGS=-O3"};
-  auto lines = audit_lines(identity("control"), flags);
+  auto lines = audit_lines(identity("control"), flags, false);
   CHECK(row(lines, "compiler flags (make variables)").row.status == "FAIL");
   CHECK(row(lines, "compiler flags (make variables)").row.control == "none");
   CHECK(row(lines, "compiler flags (make variables)").row.patched == "KCFLAGS=-O3");
 
   auto compiler = patched_identity();
   compiler["toolchain"]["compiler"] = "gcc 13";
-  CHECK(row(audit_lines(identity("control"), compiler), "compiler").row.status == "FAIL");
+  CHECK(row(audit_lines(identity("control"), compiler, false), "compiler").row.status == "FAIL");
 
   auto stamp = patched_identity();
   stamp["kbuild"]["timestamp"] = "now";
-  CHECK(row(audit_lines(identity("control"), stamp), "KBUILD_BUILD_TIMESTAMP").row.status == "FAIL");
+  CHECK(row(audit_lines(identity("control"), stamp, false), "KBUILD_BUILD_TIMESTAMP").row.status == "FAIL");
 
   auto source = patched_identity();
   source["source"]["archive_sha256"] = "bbbb";
-  CHECK(row(audit_lines(identity("control"), source), "source archive SHA-256 / commit").row.status ==
+  CHECK(row(audit_lines(identity("control"), source, false), "source archive SHA-256 / commit").row.status ==
         "FAIL");
 }
 
 TEST_CASE("a release that differs beyond LOCALVERSION fails", "[build][audit]") {
   auto patched = patched_identity();
   patched["kernel_release"] = "6.1.193-ks-patched";
-  auto& release = row(audit_lines(identity("control"), patched), "kernel release");
-  CHECK(release.row.status == "FAIL");
+  auto lines = audit_lines(identity("control"), patched, false);
+  CHECK(row(lines, "kernel release").row.status == "FAIL");
 }
 
 TEST_CASE("an arm at a later commit may change the release, the commit row names it", "[build][audit]") {
@@ -104,20 +104,30 @@ TEST_CASE("an arm at a later commit may change the release, the commit row names
   later["config"]["sha256"] = "dddd";  // new Kconfig symbols, a new version in its header
   auto control = identity("control");
   control["source"] = later["source"];
-  auto lines = audit_lines(control, later);
+  auto lines = audit_lines(control, later, true);
   CHECK(all_pass(lines));
   CHECK(row(lines, "kernel release").note == "expected to differ (the patched arm is a later commit)");
   CHECK(row(lines, "commit").row.control == "aaaa1111");
   CHECK(row(lines, "commit").row.patched == "bbbb2222 Linux 6.2-rc1");
   CHECK(row(lines, "config SHA-256 (normalized)").note == "may differ (the patched arm is a later commit)");
-  // Without a commit the same differences still fail (a patch must not change them).
+  // An experiment that names no later commit: the patched identity's own word loosens nothing
+  // (thirty-eighth attack: a bundle's builds.patched.commit passed another config).
+  auto unnamed = audit_lines(control, later, false);
+  CHECK(row(unnamed, "kernel release").row.status == "FAIL");
+  CHECK(row(unnamed, "config SHA-256 (normalized)").row.status == "FAIL");
+  CHECK(row(unnamed, "commit").row.status == "FAIL");
+  CHECK(row(unnamed, "commit").note == "the patched kernel is a commit the experiment does not name");
+  // Without a commit the same differences still fail (a patch must not change them), and an
+  // experiment that names one wants it in the identity.
   later.erase("commit");
-  CHECK(row(audit_lines(control, later), "kernel release").row.status == "FAIL");
-  CHECK(row(audit_lines(control, later), "config SHA-256 (normalized)").row.status == "FAIL");
+  CHECK(row(audit_lines(control, later, false), "kernel release").row.status == "FAIL");
+  CHECK(row(audit_lines(control, later, false), "config SHA-256 (normalized)").row.status == "FAIL");
+  CHECK(row(audit_lines(control, later, true), "commit").row.status == "FAIL");
+  CHECK_FALSE(all_pass(audit_lines(control, later, true)));
 }
 
 TEST_CASE("builds_json carries both identities and the audit rows", "[build][audit]") {
-  auto builds = builds_json(identity("control"), patched_identity());
+  auto builds = builds_json(identity("control"), patched_identity(), false);
   CHECK(builds["matched"] == true);
   CHECK(builds["control"]["arm"] == "control");
   CHECK(builds["patched"]["patches"][0]["subject"] == "[PATCH] btrfs: drop SB_NOSEC");
@@ -128,6 +138,6 @@ TEST_CASE("builds_json carries both identities and the audit rows", "[build][aud
     CHECK(r["control"].is_string());
     CHECK(r["patched"].is_string());
   }
-  auto rows = audit(identity("control"), patched_identity());
+  auto rows = audit(identity("control"), patched_identity(), false);
   CHECK(rows.size() == builds["audit"].size());
 }

@@ -20,6 +20,9 @@ evidence::Bundle run_of(double level, int points, const std::string& workload = 
   static const auto real = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/qemu-confirm.json");
   b.experiment = real.experiment;
   b.experiment.erase("gates");
+  b.experiment.erase("direct_hits");
+  b.experiment["rounds"] = 3;  // the rows' rounds
+  b.experiment["warmup_rounds"] = 0;
   b.builds = real.builds;  // its kernels, audited
   b.experiment["workloads"] = {{{"name", workload}, {"ops", 1000}}};
   b.experiment_name = "nightly";
@@ -34,6 +37,7 @@ evidence::Bundle run_of(double level, int points, const std::string& workload = 
     point.block = p;
     point.arm = arm;
     point.status = "ok";
+    point.health = {{"marker", "m"}, {"scanned_lines", 100}, {"findings", nlohmann::json::array()}};
     b.points.push_back(point);
     for (int r = 0; r < 3; ++r) {
       evidence::Row row;
@@ -188,6 +192,15 @@ TEST_CASE("compare: a run INVALID alone is refused, whichever arm is compared") 
   auto unmatched = run_of(4000, 4);
   unmatched.builds["patched"]["toolchain"]["compiler"] = "clang version 19";
   CHECK_THROWS_WITH(pipeline::compare_bundles(unmatched, run_of(5000, 4), {}), Catch::Contains("matched builds"));
+  // Nor does a later commit the patched identity names, and the experiment does not, let its
+  // config differ (thirty-eighth attack).
+  auto later = [](double level) {
+    auto b = run_of(level, 4);
+    b.builds["patched"]["config"]["sha256"] = "dddd";
+    b.builds["patched"]["commit"] = {{"name", "master"}, {"sha", "bbbb2222"}, {"subject", "Linux 6.2-rc1"}};
+    return b;
+  };
+  CHECK_THROWS_WITH(pipeline::compare_bundles(later(4000), later(5000), {}), Catch::Contains("matched builds"));
   CHECK(pipeline::compare_bundles(run_of(5000, 4), run_of(4000, 4), {}).verdict == "IMPROVEMENT");
 }
 

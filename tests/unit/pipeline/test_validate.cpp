@@ -265,3 +265,37 @@ TEST_CASE("validate: every reader judges rows of the experiment's workloads, and
   other_compiler.builds["patched"]["toolchain"]["compiler"] = "clang version 19";
   CHECK(pipeline::rejudged(other_compiler).verdict == "INVALID");
 }
+
+TEST_CASE("validate: every reader wants each finished point's rounds, its kernel log and the hits its experiment requires") {
+  // Thirty-ninth attack: each of these passed validate and analyze with exit 0 where the run
+  // itself exited 3, or cost readers minutes and gigabytes.
+  auto b = evidence::from_json(fixture("qemu-confirm.json"));
+  REQUIRE(pipeline::rejudged(b).verdict != "INVALID");
+  auto failed_round_deleted = b;  // its rows held unexpected results
+  std::erase_if(failed_round_deleted.rows, [](auto& r) { return r.point == 4 && r.round == 2 && !r.warmup; });
+  CHECK_THROWS_WITH(pipeline::rejudged(failed_round_deleted), Catch::Contains("lack clone round 2 of point 4"));
+  auto twice = b;
+  twice.rows.push_back(twice.rows[0]);
+  CHECK_THROWS_WITH(pipeline::rejudged(twice), Catch::Contains("more than once"));
+  auto ghost = b;  // rows of points no bundle holds: 20,000 of them made readers pair them all
+  auto row = ghost.rows[0];
+  row.point = 1000;
+  ghost.rows.push_back(row);
+  CHECK_THROWS_WITH(pipeline::rejudged(ghost), Catch::Contains("name point 1000, which the bundle does not hold"));
+  auto other_arm = b;
+  other_arm.rows[0].arm = other_arm.rows[0].arm == "control" ? "patched" : "control";
+  CHECK_THROWS_WITH(pipeline::rejudged(other_arm), Catch::Contains("another arm or block"));
+  auto no_log = b;  // its oops taken out with the record
+  no_log.points[4].health = json::object();
+  CHECK(pipeline::rejudged(no_log).verdict == "INVALID");
+  auto not_required = b;  // the patch not exercised, and the records say it need not be
+  for (auto& p : not_required.points)
+    for (auto& hit : p.direct_hit) {
+      hit["required"] = false;
+      if (p.arm == "patched") hit["calls"] = 0;
+    }
+  CHECK(pipeline::rejudged(not_required).verdict == "INVALID");
+  auto no_records = b;
+  for (auto& p : no_records.points) p.direct_hit = json::array();
+  CHECK(pipeline::rejudged(no_records).verdict == "INVALID");
+}

@@ -231,7 +231,9 @@ TEST_CASE("trace: direct-hit gates fail a required function that is missing or n
   counts[2] = {"btrfs_clone_files", true, true, true, 0, kFunctionTracer, {}, ""};
   counts[3] = {"btrfs_diagnostic", false, true, true, 0, kFunctionTracer, {}, ""};
   counts[4] = {"btrfs_bar", true, false, false, 0, kNoTracing, {}, "EPERM on current_tracer"};
-  auto gates = direct_hit_gates(3, to_json(counts));
+  // Which are required is the experiment's word: counts[3]'s own "required" is ignored.
+  auto gates = direct_hit_gates(3, to_json(counts),
+                                {"btrfs_remap_file_range", "btrfs_foo", "btrfs_clone_files", "btrfs_bar"});
   REQUIRE(gates.size() == 4);  // diagnostic functions are recorded, not gated
   for (auto& g : gates) {
     CHECK(g.name == "direct_hit");
@@ -248,6 +250,16 @@ TEST_CASE("trace: direct-hit gates fail a required function that is missing or n
   CHECK_FALSE(gates[3].passed);
   CHECK_THAT(gates[3].detail, Catch::Contains("could not be counted (EPERM on current_tracer)"));
 
-  CHECK(direct_hit_gates(0, json::array()).empty());
-  CHECK(direct_hit_gates(0, json()).empty());
+  CHECK(direct_hit_gates(0, json::array(), {}).empty());
+  CHECK(direct_hit_gates(0, json(), {}).empty());
+  // Thirty-ninth attack: a record's "required": false, or no record, hid an unexercised patch.
+  auto unflagged = counts;
+  for (auto& c : unflagged) c.required = false;
+  CHECK(direct_hit_gates(3, to_json(unflagged), {"btrfs_clone_files"}).at(0).detail ==
+        direct_hit_gates(3, to_json(counts), {"btrfs_clone_files"}).at(0).detail);
+  CHECK_FALSE(direct_hit_gates(3, to_json(unflagged), {"btrfs_clone_files"}).at(0).passed);
+  auto none = direct_hit_gates(3, json::array(), {"btrfs_remap_file_range"});
+  REQUIRE(none.size() == 1);
+  CHECK_FALSE(none[0].passed);
+  CHECK_THAT(none[0].detail, Catch::Contains("no count of calls to btrfs_remap_file_range"));
 }

@@ -227,7 +227,17 @@ TEST_CASE("kernel log: the health object and its gate", "[trace]") {
   CHECK_FALSE(unread[0].passed);
   CHECK_THAT(unread[0].detail, Catch::Contains("could not be checked: open /dev/kmsg"));
 
-  CHECK(health_gates(6, json::object()).empty());  // not checked: nothing to judge
+  // No record, or one edited out of kernel_health()'s shape, is a log not shown to be clean
+  // (thirty-ninth attack: `health: {}` hid an oops; a string count was an internal error).
+  for (const json& bad : {json::object(), json(), json{{"findings", json::array()}, {"scanned_lines", "many"}},
+                          json{{"findings", {1}}}, json{{"findings", {{{"kind", 7}, {"line", "x"}}}}},
+                          json{{"findings", json::array()}, {"more_findings", -1}}}) {
+    INFO(bad.dump());
+    auto gates = health_gates(6, bad);
+    REQUIRE(gates.size() == 1);
+    CHECK_FALSE(gates[0].passed);
+    CHECK_THAT(gates[0].detail, Catch::Contains("not shown to be clean"));
+  }
 }
 
 TEST_CASE("kernel log: findings are capped in the bundle and counted", "[trace]") {
@@ -277,6 +287,6 @@ TEST_CASE("kernel log and direct hit: failed gates make the analysis INVALID", "
   std::vector<FunctionCount> missing{
       {"btrfs_foo", true, false, false, 0, kFunctionProfiler, {}, ""}};
   auto unexercised = analysis::analyze(s.points, s.rows, clone, {},
-                                       direct_hit_gates(1, to_json(missing)));
+                                       direct_hit_gates(1, to_json(missing), {"btrfs_foo"}));
   CHECK(unexercised.verdict == "INVALID");
 }
