@@ -447,7 +447,8 @@ TEST_CASE("as root, an archive's device nodes and links, and a set-ID program ma
     gmtime_r(&t, &tm);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H-%M-%SZ", &tm);
-    fs::create_symlink(victim, fails.dir / "cache/logs" / (kept.substr(0, kept.find("-failed-") + 8) + stamp + ".log"));
+    const auto name = fails.dir / "cache/logs" / (kept.substr(0, kept.find("-failed-") + 8) + stamp + ".log");
+    if (!fs::exists(name)) fs::create_symlink(victim, name);  // the first failure's own, this second
   }
   CHECK(contains(build(fails.request("control")), "it read a secret"));
   CHECK(ks::read_file(victim) == "root's own\n");
