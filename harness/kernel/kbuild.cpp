@@ -662,11 +662,14 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
 }  // namespace
 
 fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir) {
-  std::vector<fs::path> candidates = {name};
+  // A bare name is a shipped fragment's before a file in the current directory (thirty-ninth
+  // attack: anyone's btrfs-bench.config in a shared directory stood in for build's default).
+  std::vector<fs::path> candidates;
   if (!repo_dir.empty()) {
     candidates.push_back(repo_dir / "configs/kernel" / name);
     candidates.push_back(repo_dir / "configs/kernel" / (name + ".config"));
   }
+  candidates.insert(name.find('/') == std::string::npos ? candidates.end() : candidates.begin(), name);
   for (auto& c : candidates)
     if (fs::is_regular_file(c)) return c;
   throw UserError("config fragment not found: " + name,

@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include "kernel/kbuild.hpp"
 #include "kernel/kconfig.hpp"
+#include "support/temp_dir.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 using namespace ks::kernel;
 
@@ -85,4 +88,22 @@ TEST_CASE("the last request for a symbol is the one verified", "[build][kconfig]
   CHECK(verify_config(requested, {{"X", "y"}}).size() == 1);
   CHECK(format_assignment("X", "n") == "# CONFIG_X is not set");
   CHECK(format_assignment("X", "y") == "CONFIG_X=y");
+}
+
+TEST_CASE("a bare fragment name is the shipped fragment's, a path is the file's", "[build][kconfig]") {
+  // Thirty-ninth attack: anyone's btrfs-bench.config in the current directory (a shared one)
+  // stood in for `build`'s default fragment.
+  const std::filesystem::path repo = KS_SOURCE_DIR;
+  ks::test::TempDir tmp("ks-fragment");
+  ks::write_file(tmp.path / "btrfs-bench.config", "CONFIG_SOMETHING_ELSE=y\n");
+  ks::write_file(tmp.path / "mine.config", "CONFIG_BTRFS_FS=y\n");
+  const auto before = std::filesystem::current_path();
+  std::filesystem::current_path(tmp.path);
+  const auto shipped = resolve_fragment("btrfs-bench.config", repo);
+  const auto as_path = resolve_fragment("./btrfs-bench.config", repo);
+  const auto own = resolve_fragment("mine.config", repo);
+  std::filesystem::current_path(before);
+  CHECK(shipped == repo / "configs/kernel/btrfs-bench.config");
+  CHECK(as_path == "./btrfs-bench.config");
+  CHECK(own == "mine.config");  // a name nothing ships is still the current directory's
 }
