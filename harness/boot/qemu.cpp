@@ -137,9 +137,7 @@ std::string QemuBackend::requested_accel() const {
 const evidence::Clock& QemuBackend::clock() const {
   // --dry-run decides nothing: it shows what a TCG guest would get unless KVM is insisted on.
   const std::string accel = accel_ ? accel_->accel : requested_accel() == "kvm" ? "kvm" : "tcg";
-  // One vCPU only: under -icount QEMU (7.2, measured) never brings a second vCPU up, and the
-  // one it runs takes turns with any other anyway; more vCPUs are for work done at once.
-  return evidence::clock_named(accel == "tcg" && options_.clock != "time" && options_.vcpus == 1 ? "icount" : "wall");
+  return evidence::qemu_clock(accel, options_.clock, options_.vcpus);
 }
 
 bool QemuBackend::undisturbed_clock() const {

@@ -421,6 +421,11 @@ bool stopped_early(const Bundle& b) {
   return b.extra.is_object() && b.extra.contains(p) && b.extra[p].is_boolean() && b.extra[p].get<bool>();
 }
 
+bool all_decided(const Analysis& a) {
+  return !a.workloads.empty() && a.verdict != "INCONCLUSIVE" &&
+         std::none_of(a.workloads.begin(), a.workloads.end(), [](auto& w) { return w.verdict == "INCONCLUSIVE"; });
+}
+
 size_t pending_points(const Bundle& b) {
   return static_cast<size_t>(std::count_if(b.points.begin(), b.points.end(), [](auto& p) { return p.status == "pending"; }));
 }

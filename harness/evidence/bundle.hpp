@@ -240,6 +240,8 @@ nlohmann::json to_json(const Row& r);
 Row row_from_json(const nlohmann::json& j);
 // Points of B still pending: a run not finished (it writes its analysis after every point).
 size_t pending_points(const Bundle& b);
+// Whether A decided every workload (none INCONCLUSIVE): where a confirm run may stop early.
+bool all_decided(const Analysis& a);
 // Whether B's confirm run stopped at a look with every workload decided, leaving out the
 // points its plan had after that block (extra.stopped.early).
 bool stopped_early(const Bundle& b);

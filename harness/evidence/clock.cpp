@@ -32,4 +32,8 @@ const Clock& bundle_clock(const Bundle& b) {
   return clock_named("wall");
 }
 
+const Clock& qemu_clock(const std::string& accel, const std::string& requested, uint32_t vcpus) {
+  return clock_named(accel == "tcg" && requested != "time" && vcpus == 1 ? "icount" : "wall");
+}
+
 }  // namespace ks::evidence

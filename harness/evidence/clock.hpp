@@ -34,4 +34,9 @@ const Clock& clock_named(std::string_view name);
 // written before clocks were recorded (they all measured wall time).
 const Clock& bundle_clock(const Bundle& b);
 
+// The clock a QEMU guest is timed with: its instructions under TCG with one vCPU (under
+// -icount QEMU never brings a second one up) unless the experiment asks for wall time
+// (REQUESTED "time"), else wall time. ACCEL: the accelerator used.
+const Clock& qemu_clock(const std::string& accel, const std::string& requested, uint32_t vcpus);
+
 }  // namespace ks::evidence

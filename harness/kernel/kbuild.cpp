@@ -812,7 +812,7 @@ json preflight(const BuildRequest& request, const Progress& progress) {
   auto in = gather(request, progress);
   auto builds = source::ensure_dir(in.cache / "build");
   source::sweep_stale_temporaries(builds);
-  ScopedDir tmp(builds / (".tmp-preflight-" + in.key + "-" + std::to_string(getpid())));
+  ScopedDir tmp(builds / source::temporary_name("preflight-" + in.key));
   auto log = tmp.path() / "preflight.log";
   auto tree = tmp.path() / "linux";
   copy_tree(in.source.tree, tree, true);
@@ -850,7 +850,7 @@ BuiltKernel build_arm(const BuildRequest& request, const Progress& progress) {
   // Bad patches fail in seconds, before a control build that may take ten minutes.
   if (!in.patches.empty()) {
     progress.stage(in.arm, "check patches");
-    ScopedDir scratch(builds / (".tmp-check-" + in.key + "-" + std::to_string(getpid())));
+    ScopedDir scratch(builds / source::temporary_name("check-" + in.key));
     check_patches_apply(in, scratch.path());
   }
   std::optional<BuiltKernel> control;

@@ -1,5 +1,6 @@
 #include "pipeline/bundle_file.hpp"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -261,11 +262,12 @@ std::vector<evidence::Gate> kernel_gates(const experiment::Experiment& e, const 
   return gates;
 }
 
-// Every row is of a point the bundle holds, in its arm and block, and a finished point holds
-// each of E's rounds of each workload once (thirty-ninth attack: a failed round's rows
-// deleted passed its gate; 20,000 rows of points no bundle has cost readers minutes and
-// gigabytes, and were judged).
-void check_rows_against_plan(const experiment::Experiment& e, const evidence::Bundle& b) {
+// Every row is of a point the bundle holds, in its arm and block, and each of E's rounds at
+// most once, or the bundle is refused; a round a finished point lacks is a failed round of its
+// workload, a failed `semantic` gate (thirty-ninth attack: a failed round's rows deleted
+// passed; 20,000 rows of points no bundle has cost readers minutes and gigabytes, and were
+// judged).
+std::vector<evidence::Gate> check_rows_against_plan(const experiment::Experiment& e, const evidence::Bundle& b) {
   auto refuse = [](const std::string& why) {
     throw UserError("the bundle's rows " + why, "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
   };
@@ -283,15 +285,60 @@ void check_rows_against_plan(const experiment::Experiment& e, const evidence::Bu
       refuse("of point " + std::to_string(r.point) + " hold " + r.workload + (r.warmup ? " warm-up" : "") + " round " +
              std::to_string(r.round) + " more than once, or one the experiment does not run");
   }
-  for (auto& p : b.points) {
-    if (p.status != "ok") continue;
-    for (auto& w : e.workloads)
+  std::vector<evidence::Gate> gates;
+  for (auto& w : e.workloads) {
+    std::vector<std::string> missing;
+    for (auto& p : b.points)
       for (bool warmup : {true, false})
-        for (uint64_t round = 0; round < (warmup ? e.warmup_rounds : e.rounds); ++round)
+        for (uint64_t round = 0; p.status == "ok" && round < (warmup ? e.warmup_rounds : e.rounds); ++round)
           if (!seen.count({p.id, w.id(), warmup, round}))
-            refuse("lack " + w.id() + (warmup ? " warm-up" : "") + " round " + std::to_string(round) +
-                   " of point " + std::to_string(p.id) + ", which finished");
+            missing.push_back(std::string(warmup ? "warm-up " : "") + "round " + std::to_string(round) + " of point " +
+                              std::to_string(p.id));
+    if (!missing.empty())
+      gates.push_back(analysis::make_gate(
+          analysis::GateKind::semantic, w.id(), false,
+          fmt::format("{} round(s) of finished points have no record, first {}: a round without one is a failed round",
+                      missing.size(), missing.front())));
   }
+  return gates;
+}
+
+// The clock the bundle says its rounds were timed with, when its experiment and accelerator
+// give the same (fortieth attack: machine.clock "wall" on an instruction-clock run dropped
+// the clock's resolution floor, and a +4.97% change within 5% became NO_CHANGE).
+const evidence::Clock& clock_of(const experiment::Experiment& e, const evidence::Bundle& b) {
+  const auto& said = evidence::bundle_clock(b);
+  const evidence::Clock* expected = &evidence::clock_named("wall");
+  if (e.backend == "qemu") {
+    static const auto used = json::json_pointer("/accelerator/used"), clock = json::json_pointer("/clock");
+    const bool known = b.machine.is_object() && b.machine.contains(used) && b.machine[used].is_string() &&
+                       b.machine.contains(clock);
+    // Asking for instructions is asking for TCG. A bundle from before clocks (or accelerators)
+    // were recorded measured wall time, and says nothing else.
+    if (e.clock != "instructions" && !known) return said;
+    expected = &evidence::qemu_clock(e.clock == "instructions" ? "tcg" : b.machine[used].get<std::string>(), e.clock,
+                                     e.qemu.vcpus);
+  }
+  if (expected->name != said.name)
+    throw UserError("the bundle says its rounds were timed in " + said.name + ", but its experiment and accelerator give " +
+                        expected->name,
+                    "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+  return said;
+}
+
+// A run that stopped early did so as run() does: at the end of a confirm block from
+// min_blocks on, every workload decided (fortieth attack: a failed last block deleted behind a
+// stopped.early made exit 3 an INCONCLUSIVE exit 4).
+void check_early_stop(const experiment::Experiment& e, const evidence::Bundle& b, const json& plan_points,
+                      const evidence::Analysis& a) {
+  if (!plan_points.is_array() || b.points.size() >= plan_points.size()) return;
+  const bool honest = e.scheme == "confirm" && !b.points.empty() && b.points.back().block + 1 >= static_cast<int>(e.min_blocks) &&
+                      plan_points[b.points.size()].value("block", json()) != json(b.points.back().block) &&
+                      evidence::pending_points(b) == 0 && evidence::all_decided(a);
+  if (!honest)
+    throw UserError("the bundle says its run stopped early, every workload decided after " +
+                        std::to_string(b.points.back().block + 1) + " block(s), which its own rows do not bear out",
+                    "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
 }
 
 }  // namespace
@@ -302,7 +349,7 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   opts.drift_bound_pct = e.gates.drift_bound_pct;
   opts.material_pct = e.gates.material_pct;
   opts.seed = e.seed;
-  opts.resolution_sd_log_ratio = evidence::bundle_clock(b).resolution_sd_log_ratio;
+  opts.resolution_sd_log_ratio = clock_of(e, b).resolution_sd_log_ratio;
   opts.control_only = e.scheme == "screen" && !e.order.empty() &&
                       std::all_of(e.order.begin(), e.order.end(), [](auto& arm) { return arm == "control"; });
   // A confirm run looks after each block up to the blocks it planned (sizing may have
@@ -344,14 +391,16 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
                           std::to_string(plan_points.size()) + " its plan has",
                       "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
   }
-  check_rows_against_plan(e, b);
-  auto gates = kernel_gates(e, b.points, b.builds);
+  auto gates = check_rows_against_plan(e, b);
+  for (auto& g : kernel_gates(e, b.points, b.builds)) gates.push_back(g);
   // A run that boots kernels records both builds; without them no audit says they match.
   if (experiment::backend_rules(e.backend).boots_kernels &&
       !(b.builds.is_object() && b.builds.contains("control") && b.builds.contains("patched")))
     gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
                                         "the bundle holds no builds of control and patched to audit"));
-  return analysis::analyze(b.points, b.rows, specs, opts, gates);
+  auto a = analysis::analyze(b.points, b.rows, specs, opts, gates);
+  check_early_stop(e, b, plan_points, a);
+  return a;
 }
 
 

@@ -415,10 +415,6 @@ uint32_t most_blocks_dropped(const evidence::Analysis& a) {
 }
 
 // Whether every workload is decided: nothing left that more blocks could settle.
-bool all_decided(const evidence::Analysis& a) {
-  return !a.workloads.empty() && a.verdict != "INCONCLUSIVE" &&
-         std::none_of(a.workloads.begin(), a.workloads.end(), [](auto& w) { return w.verdict == "INCONCLUSIVE"; });
-}
 
 }  // namespace
 
@@ -612,7 +608,7 @@ int run(const RunOptions& o) {
     const bool rest_pending = std::all_of(bundle.points.begin() + planned.index + 1, bundle.points.end(),
                                           [](auto& p) { return p.status == "pending"; });
     if (e.scheme == "confirm" && block_done && blocks_done >= e.min_blocks && bundle.analysis &&
-        all_decided(*bundle.analysis) && planned.index + 1 < static_cast<int>(plan.size()) && rest_pending) {
+        evidence::all_decided(*bundle.analysis) && planned.index + 1 < static_cast<int>(plan.size()) && rest_pending) {
       bundle.extra["stopped"] = {{"blocks_run", blocks_done},
                                  {"blocks_planned", e.blocks},
                                  {"early", true},
@@ -624,7 +620,7 @@ int run(const RunOptions& o) {
       break;
     }
     // A block left out is replaced at the end while the budget lasts, unless nothing is left to decide.
-    if (e.scheme == "confirm" && block_done && bundle.analysis && !all_decided(*bundle.analysis)) {
+    if (e.scheme == "confirm" && block_done && bundle.analysis && !evidence::all_decided(*bundle.analysis)) {
       const auto dropped = most_blocks_dropped(*bundle.analysis);
       if (dropped > e.replacements && e.replacements < e.replacement_blocks) {
         const auto added = std::min(dropped, e.replacement_blocks) - e.replacements;
@@ -651,7 +647,7 @@ int run(const RunOptions& o) {
         {"blocks_planned", e.blocks},
         {"reason", blocks_run < planned
                        ? fmt::format("stopped after {} of {} blocks by a failed point", blocks_run, planned)
-                   : bundle.analysis && all_decided(*bundle.analysis)
+                   : bundle.analysis && evidence::all_decided(*bundle.analysis)
                        ? fmt::format("every workload was decided after all {} planned blocks{}", planned, replaced)
                        : fmt::format("all {} planned blocks{} ran (the cap) and some workload is still undecided",
                                      planned, replaced)}};

@@ -368,13 +368,35 @@ std::string kernel_version_from_makefile(std::string_view makefile) {
   return version + vars["EXTRAVERSION"];
 }
 
+namespace {
+
+const std::string& process_tag() {
+  static const std::string tag = [] {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::error_code ec;
+    auto pid_ns = fs::read_symlink("/proc/self/ns/pid", ec).string();
+    auto boot = try_read_file("/proc/sys/kernel/random/boot_id").value_or("");
+    return sha256_hex(std::string(host) + "\n" + boot + pid_ns).substr(0, 12);
+  }();
+  return tag;
+}
+
+}  // namespace
+
+std::string temporary_name(const std::string& what) {
+  return ".tmp-" + what + "-" + process_tag() + "-" + std::to_string(getpid());
+}
+
 void sweep_stale_temporaries(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
+  const std::string ours = "-" + process_tag() + "-";
   for (auto& e : fs::directory_iterator(dir, ec)) {
     auto name = e.path().filename().string();
     if (!starts_with(name, ".tmp-")) continue;
     auto dash = name.rfind('-');
+    if (dash < ours.size() || name.compare(dash + 1 - ours.size(), ours.size(), ours) != 0) continue;  // not ours to judge
     pid_t pid = static_cast<pid_t>(std::atoi(name.c_str() + dash + 1));
     if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) continue;  // still running
     fs::remove_all(e.path(), ec);
@@ -530,7 +552,7 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
 
   sweep_stale_temporaries(sources);
   if (note) note("unpacking " + id.origin + (id.commit.empty() ? "" : " at " + id.commit));
-  ScopedDir tmp(sources / (".tmp-" + id.key() + "-" + std::to_string(getpid())));
+  ScopedDir tmp(sources / temporary_name(id.key()));
   unpack(source, id, tmp.path());
   std::optional<std::string> makefile;
   try {  // bounded and never through a link: the tarball's Makefile may be anything

@@ -120,8 +120,13 @@ std::string kernel_version_from_makefile(std::string_view makefile);
 // Makefile's, make's kernel.release) names no cache directory and reaches no report.
 bool is_kernel_release(std::string_view s);
 
-// Removes <dir>/.tmp-* entries whose owning process (the pid in the name) is gone:
-// what a killed run left behind.
+// A temporary's name in a cache directory: ".tmp-WHAT-<tag>-<pid>", the tag naming this boot
+// of this machine and this PID namespace, where alone the pid means this process.
+std::string temporary_name(const std::string& what);
+// Removes <dir>/.tmp-* entries whose owning process (the pid in the name) is gone: what a
+// killed run left behind. Only this machine's and PID namespace's (by the tag): a pid of
+// another node sharing the cache, or of another namespace, says nothing here (fortieth
+// attack: a build in its own PID namespace deleted a live run's unpack).
 void sweep_stale_temporaries(const fs::path& dir);
 
 }  // namespace ks::source

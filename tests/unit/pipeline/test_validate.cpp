@@ -273,7 +273,11 @@ TEST_CASE("validate: every reader wants each finished point's rounds, its kernel
   REQUIRE(pipeline::rejudged(b).verdict != "INVALID");
   auto failed_round_deleted = b;  // its rows held unexpected results
   std::erase_if(failed_round_deleted.rows, [](auto& r) { return r.point == 4 && r.round == 2 && !r.warmup; });
-  CHECK_THROWS_WITH(pipeline::rejudged(failed_round_deleted), Catch::Contains("lack clone round 2 of point 4"));
+  auto rejudged = pipeline::rejudged(failed_round_deleted);
+  CHECK(rejudged.verdict == "INVALID");
+  CHECK(std::any_of(rejudged.analysis->gates.begin(), rejudged.analysis->gates.end(), [](auto& g) {
+    return g.name == "semantic" && !g.passed && g.detail.find("have no record, first round 2 of point 4") != std::string::npos;
+  }));
   auto twice = b;
   twice.rows.push_back(twice.rows[0]);
   CHECK_THROWS_WITH(pipeline::rejudged(twice), Catch::Contains("more than once"));
@@ -298,4 +302,30 @@ TEST_CASE("validate: every reader wants each finished point's rounds, its kernel
   auto no_records = b;
   for (auto& p : no_records.points) p.direct_hit = json::array();
   CHECK(pipeline::rejudged(no_records).verdict == "INVALID");
+
+  // Fortieth attack: counts that wrapped to 0, a clock the experiment does not give, and an
+  // early stop the rows do not bear out.
+  auto wrapped = b;
+  wrapped.points[4].health = {{"marker", "m"}, {"scanned_lines", 250}, {"more_findings", UINT64_MAX},
+                              {"findings", {{{"kind", "oops"}, {"line", "BUG: unable to handle page fault"}}}}};
+  CHECK(pipeline::rejudged(wrapped).verdict == "INVALID");
+  auto unexpected = b;
+  for (auto& r : unexpected.rows)
+    if (r.workload == "clone") r.unexpected_results = uint64_t{1} << 63;
+  CHECK(pipeline::rejudged(unexpected).verdict == "INVALID");
+  auto wall = b;  // no machine.clock: wall time, where the experiment asks for instructions
+  wall.experiment["clock"] = "instructions";
+  CHECK_THROWS_WITH(pipeline::rejudged(wall), Catch::Contains("timed in wall, but its experiment and accelerator give icount"));
+  auto host = evidence::from_json(fixture("host-confirm.json"));
+  const int last = host.points.back().block;
+  std::erase_if(host.points, [&](auto& p) { return p.block == last; });
+  std::erase_if(host.rows, [&](auto& r) { return r.block == last; });
+  host.extra["stopped"] = {{"blocks_run", last}, {"blocks_planned", last + 1}, {"early", true},
+                           {"reason", "every workload was decided"}};
+  if (!evidence::all_decided(*pipeline::rejudged(evidence::from_json(fixture("host-confirm.json"))).analysis)) {
+    CHECK_THROWS_WITH(pipeline::rejudged(host), Catch::Contains("which its own rows do not bear out"));
+  }
+  host.points.pop_back();  // and never in the middle of a block
+  std::erase_if(host.rows, [&](auto& r) { return r.point > host.points.back().id; });
+  CHECK_THROWS_WITH(pipeline::rejudged(host), Catch::Contains("which its own rows do not bear out"));
 }

@@ -161,3 +161,18 @@ TEST_CASE("a git source replaced after its first command is checked again", "[so
   // The first one, where it is now, is still known and still fine.
   CHECK(ks::proc::run(ks::source::git_command(tmp.path / "moved", {"rev-parse", "HEAD"}, std::chrono::minutes(1))).ok());
 }
+
+TEST_CASE("a sweep removes this namespace's temporaries of dead processes, and nobody else's", "[source]") {
+  // Fortieth attack: a build in its own PID namespace (or on another node sharing the cache)
+  // judged a live run's pid dead, and deleted the source it was unpacking.
+  ks::test::TempDir tmp("ks-sweep");
+  const auto live = ks::source::temporary_name("live");
+  auto dead = ks::source::temporary_name("dead");
+  dead = dead.substr(0, dead.rfind('-') + 1) + "999999999";  // no such pid
+  const std::string elsewhere = ".tmp-elsewhere-0123456789ab-999999999";
+  for (auto& name : {live, dead, elsewhere}) std::filesystem::create_directories(tmp.path / name / "unpack");
+  ks::source::sweep_stale_temporaries(tmp.path);
+  CHECK(std::filesystem::exists(tmp.path / live));
+  CHECK_FALSE(std::filesystem::exists(tmp.path / dead));
+  CHECK(std::filesystem::exists(tmp.path / elsewhere));
+}
