@@ -230,6 +230,9 @@ evidence::Bundle load_bundle(const std::filesystem::path& path) {
 
 namespace {
 
+// What to do about a bundle whose parts do not fit together.
+constexpr const char* kEditedHint = "the bundle was edited; `ksandwich validate` on the run's own bundle.json";
+
 // The gates a run's kernels answer for besides its rows: each finished point's kernel health
 // and the direct hits E requires, and (BUILDS, a bundle's "builds") the two kernels matched,
 // a later commit only where E names one.
@@ -269,7 +272,7 @@ std::vector<evidence::Gate> kernel_gates(const experiment::Experiment& e, const 
 // judged).
 std::vector<evidence::Gate> check_rows_against_plan(const experiment::Experiment& e, const evidence::Bundle& b) {
   auto refuse = [](const std::string& why) {
-    throw UserError("the bundle's rows " + why, "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+    throw UserError("the bundle's rows " + why, kEditedHint);
   };
   std::map<int, const evidence::Point*> point_of;
   for (auto& p : b.points) point_of[p.id] = &p;
@@ -322,7 +325,7 @@ const evidence::Clock& clock_of(const experiment::Experiment& e, const evidence:
   if (expected->name != said.name)
     throw UserError("the bundle says its rounds were timed in " + said.name + ", but its experiment and accelerator give " +
                         expected->name,
-                    "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+                    kEditedHint);
   return said;
 }
 
@@ -338,7 +341,7 @@ void check_early_stop(const experiment::Experiment& e, const evidence::Bundle& b
   if (!honest)
     throw UserError("the bundle says its run stopped early, every workload decided after " +
                         std::to_string(b.points.back().block + 1) + " block(s), which its own rows do not bear out",
-                    "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+                    kEditedHint);
 }
 
 }  // namespace
@@ -377,7 +380,7 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   for (auto& r : b.rows)
     if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.id == r.workload; }))
       throw UserError("the bundle's rows measure workload '" + r.workload + "', which its experiment does not run",
-                      "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+                      kEditedHint);
   // Every point the plan has, in its order, or the points before an early stop (thirty-eighth
   // attack: a failed point's block deleted, and the run's pending points, made exit 0).
   auto plan_points = b.plan.is_object() ? b.plan.value("points", json()) : json();
@@ -389,7 +392,7 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
     if (cut || differ)
       throw UserError("the bundle's " + std::to_string(b.points.size()) + " points are not the " +
                           std::to_string(plan_points.size()) + " its plan has",
-                      "the bundle was edited; `ksandwich validate` on the run's own bundle.json");
+                      kEditedHint);
   }
   auto gates = check_rows_against_plan(e, b);
   for (auto& g : kernel_gates(e, b.points, b.builds)) gates.push_back(g);
