@@ -280,10 +280,6 @@ std::vector<FunctionCount> counts_from_json(const json& j) {
 std::vector<evidence::Gate> direct_hit_gates(int point_id, const json& counts,
                                              const std::vector<std::string>& required) {
   std::vector<evidence::Gate> gates;
-  auto gate = [&](bool passed, std::string detail) {
-    gates.push_back(analysis::make_gate(analysis::GateKind::direct_hit, analysis::point_scope(point_id), passed,
-                                        std::move(detail)));
-  };
   std::set<std::string> counted;
   for (auto& c : counts_from_json(counts)) {
     if (std::find(required.begin(), required.end(), c.function) == required.end() || !counted.insert(c.function).second)
@@ -312,7 +308,9 @@ std::vector<evidence::Gate> direct_hit_gates(int point_id, const json& counts,
   }
   for (auto& f : required)
     if (!counted.count(f))
-      gate(false, fmt::format("the point holds no count of calls to {}: the patch is not shown to have been exercised", f));
+      gates.push_back(analysis::make_gate(
+          analysis::GateKind::direct_hit, analysis::point_scope(point_id), false,
+          fmt::format("the point holds no count of calls to {}: the patch is not shown to have been exercised", f)));
   return gates;
 }
 
