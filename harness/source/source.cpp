@@ -503,16 +503,19 @@ SourceIdentity identify(const experiment::KernelSource& source) {
 }
 
 // ID's tree in SOURCES (<cache>/source) with the version recorded beside it, if unpacked there.
+// A source cache entry ksandwich did not make (WHY), and how to be rid of it.
+UserError entry_not_ours(const fs::path& entry, const std::string& why) {
+  return UserError("the source cache's entry " + entry.string() + " " + why,
+                   "remove it (rm -r " + shell_quote(entry.string()) + "); the next build unpacks the source again");
+}
+
 std::optional<PreparedSource> unpacked(SourceIdentity id, const fs::path& sources) {
   auto entry = sources / id.key();
   if (!fs::exists(entry / "tree")) return std::nullopt;
   // Root's own, or no entry: its version names the build's directory and its tree is built
   // (thirty-eighth attack: a planted source.json's version put a build of the planted tree
   // outside the cache).
-  auto not_ours = [&] {
-    return UserError("the source cache's entry " + entry.string() + " is not one ksandwich made, or was changed since",
-                     "remove it (rm -r " + shell_quote(entry.string()) + "); the next build unpacks the source again");
-  };
+  auto not_ours = [&] { return entry_not_ours(entry, "is not one ksandwich made, or was changed since"); };
   auto cached = read_cache_file(entry / "source.json", size_t(1) << 20);
   auto j = nlohmann::json::parse(cached.value_or(""), nullptr, false);
   if (!j.is_object() || untrusted_on_the_way(entry / "tree", PathRole::kTrustedDirectory)) throw not_ours();
@@ -580,8 +583,7 @@ PreparedSource prepare(const experiment::KernelSource& source, const fs::path& c
   // Another run finished the same source first (ours is dropped): its entry is checked as any
   // cached one is (thirty-ninth attack: an entry planted while we unpacked was built as the source).
   if (auto found = unpacked(id, sources)) return *found;
-  throw UserError("the source cache's entry " + entry.string() + " is in the way, and is not one ksandwich made",
-                  "remove it (rm -r " + shell_quote(entry.string()) + "); the next build unpacks the source again");
+  throw entry_not_ours(entry, "is in the way, and is not one ksandwich made");
 }
 
 }  // namespace ks::source
