@@ -170,7 +170,7 @@ proc::Command git_command(const fs::path& repo, const std::vector<std::string>& 
   cmd.max_output = kMaxInputBytes;
   cmd.unset_env_prefixes = {"GIT_", "XDG_"};
   cmd.env = {{"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_NO_LAZY_FETCH", "1"},
-             {"HOME", "/nonexistent"}};
+             {"GIT_NO_REPLACE_OBJECTS", "1"}, {"HOME", "/nonexistent"}};
   cmd.cwd = git_dir;
   return cmd;
 }
@@ -244,6 +244,21 @@ void require_bounded(const fs::path& archive, const std::string& origin) {
                     "check that it is a complete .tar, .tar.gz or .tar.xz archive; nothing was unpacked");
 }
 
+// A git directory made at DIR that borrows REPO's objects and nothing else: read through it, a
+// commit is its own tree, whatever REPO's replace refs, info/attributes (export-ignore,
+// export-subst), grafts or config would make git write instead. The cache keeps a tree under
+// its commit's id for every later build from any repository (forty-first attack: a sudo
+// user's replace ref put another tree in the cache under the genuine commit's id).
+fs::path objects_only(const std::string& repo, const fs::path& dir) {
+  const auto common = trim(proc::run_checked(git_command(repo, {"rev-parse", "--path-format=absolute", "--git-common-dir"}, 1min)).out);
+  const auto objects = fs::path(common) / "objects";
+  fs::create_directories(dir / "objects/info");
+  fs::create_directories(dir / "refs");
+  write_file(dir / "HEAD", "ref: refs/heads/none\n");
+  write_file(dir / "objects/info/alternates", path_git_reads(objects.string(), dir / "objects/info/alternates").string() + "\n");
+  return dir;
+}
+
 void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
             const fs::path& into) {
   auto staging = into / "unpack";
@@ -252,7 +267,7 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     // The archive itself bounded too: the tree's own .gitattributes (export-subst, ident)
     // expand what git writes (thirty-fourth attack: 44 KB of blobs became 400 MB).
     auto tar = into / "source.tar";
-    auto archive = git_command(id.origin, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
+    auto archive = git_command(objects_only(id.origin, into / "git"), {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
     archive.argv.insert(archive.argv.begin(), {"prlimit", "--fsize=" + std::to_string(kMaxSourceBytes), "--"});
     if (auto r = proc::run(archive); !r.ok())
       throw UserError("cannot archive " + id.origin + " at " + id.commit.substr(0, 12) + ": " + r.describe(),
@@ -260,6 +275,7 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     require_bounded(tar, id.origin);
     proc::run_checked(command({"tar", "-xf", tar.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     fs::remove(tar);
+    fs::remove_all(into / "git");
   } else {
     require_bounded(id.origin, id.origin);
     auto r = proc::run(command({"tar", "-xf", id.origin, "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));

@@ -176,3 +176,38 @@ TEST_CASE("a sweep removes this namespace's temporaries of dead processes, and n
   CHECK_FALSE(std::filesystem::exists(tmp.path / dead));
   CHECK(std::filesystem::exists(tmp.path / elsewhere));
 }
+
+TEST_CASE("a commit is unpacked as its own tree, whatever the repository's replace refs and attributes say", "[source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "needs git");
+  ks::test::TempDir tmp("ks-git-own-tree");
+  const auto repo = tmp.path / "linux";
+  std::filesystem::create_directories(repo);
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
+    auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
+    INFO(r.err);
+    REQUIRE(r.ok());
+    return ks::trim(r.out);
+  };
+  git({"init", "-q", "."});
+  ks::write_file(repo / "Makefile", "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n# genuine\n");
+  ks::write_file(repo / "file.c", "int genuine;\n");
+  git({"add", "Makefile", "file.c"});
+  git({"commit", "-q", "-m", "genuine"});
+  const auto genuine = git({"rev-parse", "HEAD"});
+  ks::write_file(repo / "Makefile", "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n# other\n");
+  git({"commit", "-q", "-am", "other"});
+  const auto other = git({"rev-parse", "HEAD"});
+  git({"reset", "-q", "--hard", genuine});
+  // The repository's owner makes git show another tree for the genuine commit, and leave a
+  // file out of its archive (forty-first attack): the cache would keep both under its id.
+  git({"replace", genuine, other});
+  ks::write_file(repo / ".git/info/attributes", "file.c export-ignore\n");
+  REQUIRE(git({"show", genuine + ":Makefile"}).find("other") != std::string::npos);
+
+  auto prepared = ks::source::prepare({"git", repo.string(), genuine}, tmp.path / "cache");
+  CHECK(prepared.identity.commit == genuine);
+  CHECK(ks::read_file(prepared.tree / "Makefile").find("genuine") != std::string::npos);
+  CHECK(ks::read_file(prepared.tree / "file.c") == "int genuine;\n");
+  CHECK_FALSE(std::filesystem::exists(prepared.tree.parent_path() / "git"));
+}
