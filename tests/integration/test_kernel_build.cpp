@@ -608,8 +608,9 @@ TEST_CASE("bad build input is a clear error, exit 2, and leaves nothing in the c
   CHECK(entries(cache / "build") == builds_before);
 }
 
+// Its name is tests/CMakeLists.txt's KSANDWICH_DEFAULT_KERNEL_TEST: the first test started.
 TEST_CASE("real kernel: full control build, cache hit, incremental patched build, matched audit",
-          "[build][kernel]") {
+          "[build][kernel][default-kernel]") {
   KS_SKIP_UNLESS(have_default_source(), "needs /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)");
   require_toolchain();
   auto cache = test_cache();
