@@ -158,7 +158,12 @@ Decision decide(const Design& x, const DecisionOptions& o) {
     const bool known = test_df >= kKnownSpreadDf;
     const size_t look = static_cast<size_t>(k - design.min_blocks);
     const double ncp = stats::ncp_for_power(known ? b.change_z[look] : b.change[look], known ? kKnownSpreadDf : k - 1);
-    r.mde_pct = 100 * ncp * *sd_mde / std::sqrt(k);  // in log ratio units, as stats::mde_pct
+    if (std::isfinite(ncp))
+      r.mde_pct = 100 * ncp * *sd_mde / std::sqrt(k);  // in log ratio units, as stats::mde_pct
+    else  // forty-first attack: an uncalibrated run of 45 blocks crashed at its first look
+      r.notes.push_back(fmt::format("the look after block {} of at most {} can detect no change: its boundary is "
+                                    "beyond reach this early",
+                                    k, design.max_blocks));
     r.blocks_needed = std::max(x.blocks_run, stats::blocks_for_power(*sd_mde, o.material_pct, design.alpha, 0.8,
                                                                      design.workloads, design.min_blocks,
                                                                      evidence::kMaxBlocksNeeded)
@@ -239,6 +244,14 @@ void judge_sequentially(Decision& r, const std::vector<double>& d, const stats::
   r.claim = looked.decision == stats::LookResult::Change       ? Claim::change
             : looked.decision == stats::LookResult::Equivalent ? Claim::equivalent
                                                                : Claim::none;
+  // An early look of a long design asks for a t in the millions: its interval is all of (0, inf),
+  // which a bundle cannot hold (forty-first attack: 20 to 40 blocks wrote an infinite bound).
+  const auto representable = [](const evidence::Interval& i) { return i.low > 0 && std::isfinite(i.high); };
+  if (!representable(*r.interval) || !representable(*r.interval90)) {
+    r.interval.reset();
+    r.interval90.reset();
+    r.claim = Claim::none;
+  }
   if (r.claim == Claim::change && !looked.at_floor) {
     const std::span<const double> decided(d.data(), static_cast<size_t>(at));
     r.adjusted_log = stats::median_unbiased_log(design, boundaries, at, looked.estimate_log,

@@ -21,7 +21,9 @@ double t_test_power_at(double critical, double df, double ncp);
 double t_test_power(double ncp, double df, double alpha = 0.05);
 
 // The noncentrality ncp >= 0 at which P(|T'| > critical) reaches `power`, by bisection.
-// The detectable effect is ncp times the standard error of the mean difference.
+// The detectable effect is ncp times the standard error of the mean difference. Infinity
+// when no ncp up to 1e12 reaches it: a boundary no data cross (an early look of a long
+// sequential design).
 double ncp_for_power(double critical, double df, double power = 0.8);
 
 }  // namespace ks::stats

@@ -39,6 +39,28 @@ TEST_CASE("analysis: decide_unpaired is R's pooled t test on the logs", "[analys
   CHECK(d.claim == analysis::Claim::change);
 }
 
+TEST_CASE("analysis: an early look of a long design claims nothing, within what a bundle holds", "[analysis]") {
+  // An uncalibrated confirm run plans max_blocks (at most 100): its first looks ask for a t
+  // in the millions (forty-first attack: 45 blocks was exit 70, 20 an infinite bound).
+  for (int max_blocks : {6, 20, 45, 100}) {
+    INFO(max_blocks << " blocks at most");
+    analysis::DecisionOptions o;
+    o.material_pct = 5;
+    o.sequential = ks::stats::SequentialDesign{.min_blocks = 3, .max_blocks = max_blocks, .alpha = 0.05,
+                                               .workloads = 3, .material_pct = 5};
+    const std::vector<double> d{std::log(1.01), std::log(0.99), std::log(1.02)};
+    analysis::Decision r;
+    REQUIRE_NOTHROW(r = analysis::decide_paired(d, o));
+    CHECK(r.claim == analysis::Claim::none);
+    CHECK(r.interval.has_value() == r.interval90.has_value());
+    if (r.interval) CHECK((r.interval->low > 0 && std::isfinite(r.interval->high)));
+    if (r.interval90) CHECK((r.interval90->low > 0 && std::isfinite(r.interval90->high)));
+    if (r.mde_pct) CHECK(std::isfinite(*r.mde_pct));
+    if (max_blocks == 6) CHECK(r.interval);  // a short design's first look has its interval
+    if (max_blocks == 100) CHECK_FALSE(r.mde_pct);
+  }
+}
+
 TEST_CASE("analysis: a confirm look judges through the sequential design", "[analysis]") {
   analysis::DecisionOptions o;
   o.material_pct = 5;
