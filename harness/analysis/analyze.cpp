@@ -237,7 +237,19 @@ evidence::Analysis analyze(const std::vector<evidence::Point>& points,
     tails.push_back(r.tail_shift_log);
     a.gates.insert(a.gates.end(), r.gates.begin(), r.gates.end());
   }
-  a.gates.insert(a.gates.end(), extra_gates.begin(), extra_gates.end());
+  // A gate recorded elsewhere under a name and scope the rows gave too (a finished point's
+  // missing rounds beside the rows' semantic gate) is one gate, failed if either failed
+  // (forty-first attack: validate matches gates by name and scope, so an honest bundle
+  // failed it, and a copy of the passing one in place of the failed one passed).
+  const auto from_rows = static_cast<std::ptrdiff_t>(a.gates.size());
+  for (auto& g : extra_gates) {
+    const auto end = a.gates.begin() + from_rows;
+    auto same = std::find_if(a.gates.begin(), end, [&](auto& x) { return x.name == g.name && x.scope == g.scope; });
+    if (same == end)
+      a.gates.push_back(g);
+    else if (!g.passed)
+      *same = same->passed ? g : evidence::Gate{g.name, g.scope, false, same->detail + "; " + g.detail};
+  }
 
   const auto ran = workloads_at_points(rows);
   const auto judged = apply_holm(a.workloads, judges, options.alpha, !sequential_design(options));

@@ -346,6 +346,43 @@ void check_early_stop(const experiment::Experiment& e, const evidence::Bundle& b
 
 }  // namespace
 
+json plan_json(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan) {
+  json points = json::array();
+  for (auto& p : plan) points.push_back({{"point", p.index}, {"block", p.block}, {"arm", p.arm}});
+  json workloads = json::array();
+  for (auto& w : e.workloads) workloads.push_back(w.id());
+  json out{{"scheme", e.scheme},  {"points", points},        {"rounds", e.rounds},
+           {"warmup_rounds", e.warmup_rounds}, {"seed", e.seed}, {"blocks", e.blocks},
+           {"cpu", e.cpu},        {"workloads", workloads}};
+  if (e.replacements > 0) out["replacements"] = e.replacements;  // blocks added for dropped ones
+  return out;
+}
+
+std::optional<std::string> size_as_planned(const evidence::Bundle& b, experiment::Experiment& e) {
+  if (!b.plan.is_object()) return "it has no plan";
+  if (e.scheme == "confirm" && b.plan.contains("blocks")) {  // else the experiment's (a bundle before sizing)
+    auto blocks = b.plan["blocks"];
+    if (!blocks.is_number_unsigned() || blocks.get<uint64_t>() < e.min_blocks || blocks.get<uint64_t>() > e.max_blocks)
+      return fmt::format("its plan has {} blocks, outside the experiment's {} to {}", blocks.dump(), e.min_blocks,
+                         e.max_blocks);
+    e.blocks = blocks.get<uint32_t>();
+    auto added = b.plan.value("replacements", json(0u));
+    if (!added.is_number_unsigned() || added.get<uint64_t>() > e.replacement_blocks)
+      return fmt::format("its plan's replacements ({}) are not 0 to the experiment's replacement_blocks {}",
+                         added.dump(), e.replacement_blocks);
+    e.replacements = added.get<uint32_t>();
+  }
+  // The points a run of that size plans (forty-first attack: plan.blocks cut from 6 to 3 behind
+  // six blocks' points made an INCONCLUSIVE run NO_CHANGE: "the first 3 decide").
+  auto points = b.plan.value("points", json());
+  if (!points.is_array()) return std::nullopt;
+  const auto planned = plan_json(e, experiment::plan_points(e))["points"];
+  if (points != planned)
+    return fmt::format("its plan's {} points are not the {} a run of {} blocks plans", points.size(), planned.size(),
+                       e.blocks);
+  return std::nullopt;
+}
+
 evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidence::Bundle& b) {
   analysis::Options opts;
   opts.scheme = e.scheme;
@@ -358,17 +395,13 @@ evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidenc
   // A confirm run looks after each block up to the blocks it planned (sizing may have
   // changed them from the experiment's).
   opts.min_blocks = static_cast<int>(e.min_blocks);
-  auto planned = b.plan.is_object() ? b.plan.value("blocks", json()) : json();
-  opts.max_blocks = static_cast<int>(e.blocks);
-  if (planned.is_number_integer()) {
-    auto blocks = planned.get<int64_t>();
-    if (blocks < 1 || blocks > static_cast<int64_t>(experiment::bounds::kMaxSequentialBlocks))
-      throw UserError("the bundle's plan.blocks (" + std::to_string(blocks) + ") is out of range",
-                      "a run plans 1 to " + std::to_string(experiment::bounds::kMaxSequentialBlocks) + " blocks; check the bundle");
-    opts.max_blocks = static_cast<int>(blocks);
-  }
-  // The calibrated spread each workload was sized with (run's sizing record) sets its MDE.
-  auto sizing = b.extra.is_object() ? b.extra.value("sizing", json()) : json();
+  auto sized = e;
+  if (auto why = size_as_planned(b, sized)) throw UserError("the bundle is not a run of its experiment: " + *why, kEditedHint);
+  opts.max_blocks = static_cast<int>(sized.blocks);
+  // The calibrated spread each workload was sized with (run's sizing record) sets its MDE. Only
+  // a confirm run is sized (forty-first attack: a sizing record added to a screen bundle gave
+  // its one degree of freedom a known spread, and INCONCLUSIVE became NO_CHANGE).
+  auto sizing = b.extra.is_object() && e.scheme == "confirm" ? b.extra.value("sizing", json()) : json();
   if (sizing.is_object() && sizing.value("workloads", json()).is_array())
     for (auto& w : sizing["workloads"])
       if (w.is_object() && w.value("sd_block_log_ratio_pct", json()).is_number() && w.value("workload", json()).is_string())

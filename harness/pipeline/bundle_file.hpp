@@ -48,6 +48,15 @@ void write_compressed_bundle(const std::filesystem::path& path, const std::strin
 // there would attach whatever it leads to).
 report::Attachment bundle_attachment(const std::string& text);
 
+// The plan a run of E writes for PLAN's points (bundle.plan).
+nlohmann::json plan_json(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan);
+
+// E sized as bundle B's plan says (a confirm run's plan.blocks, within the experiment's
+// min_blocks to max_blocks, and plan.replacements, up to replacement_blocks); or why B's plan
+// cannot be a run of E's: a size outside those, or points other than the ones a run of that
+// size plans. What a resume and every reader check first.
+std::optional<std::string> size_as_planned(const evidence::Bundle& b, experiment::Experiment& e);
+
 // The analysis of a bundle's rows under its experiment's scheme and gates. Deterministic:
 // the same bundle always gives the same analysis (the bootstrap is seeded).
 evidence::Analysis analyze_bundle(const experiment::Experiment& e, const evidence::Bundle& b);

@@ -118,13 +118,16 @@ void require_same_work(const experiment::Experiment& a, const experiment::Experi
   }
 }
 
-// Refuses a run that is INVALID judged alone, whichever arm is compared: its data are not
-// evidence (thirty-sixth attack: a patched kernel that oopsed was INVALID alone and an
+// Refuses a run with a workload INVALID judged alone, whichever arm is compared: its data are
+// not evidence (thirty-sixth attack: a patched kernel that oopsed was INVALID alone and an
 // IMPROVEMENT compared; thirty-seventh and thirty-eighth: so were a control kernel that
-// oopsed and control rows with unexpected results, compared by the patched arm).
+// oopsed and control rows with unexpected results, compared by the patched arm; forty-first:
+// a failed round of one workload behind another's REGRESSION, which outranks INVALID).
 void require_valid_alone(const experiment::Experiment& e, const evidence::Bundle& b, const std::string& which) {
   const auto alone = analyze_bundle(e, b);
-  if (alone.verdict != "INVALID") return;
+  if (alone.verdict != "INVALID" &&
+      std::none_of(alone.workloads.begin(), alone.workloads.end(), [](auto& w) { return w.verdict == "INVALID"; }))
+    return;
   std::vector<std::string> failed;
   for (auto& g : alone.gates)
     if (!g.passed && std::find(failed.begin(), failed.end(), g.name) == failed.end()) failed.push_back(g.name);

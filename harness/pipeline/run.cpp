@@ -82,18 +82,6 @@ class RunProgress {
   std::chrono::steady_clock::time_point started_;
 };
 
-json plan_json(const experiment::Experiment& e, const std::vector<experiment::PlannedPoint>& plan) {
-  json points = json::array();
-  for (auto& p : plan) points.push_back({{"point", p.index}, {"block", p.block}, {"arm", p.arm}});
-  json workloads = json::array();
-  for (auto& w : e.workloads) workloads.push_back(w.id());
-  json out{{"scheme", e.scheme},  {"points", points},        {"rounds", e.rounds},
-           {"warmup_rounds", e.warmup_rounds}, {"seed", e.seed}, {"blocks", e.blocks},
-           {"cpu", e.cpu},        {"workloads", workloads}};
-  if (e.replacements > 0) out["replacements"] = e.replacements;  // blocks added for dropped ones
-  return out;
-}
-
 // The 1-minute load average the host had when a point started (/proc/loadavg's first field).
 std::optional<double> host_load(const evidence::Point& p) {
   if (!p.environment.is_object() || !p.environment.contains("loadavg") || !p.environment["loadavg"].is_string())
@@ -256,7 +244,6 @@ void print_dry_run(const experiment::Experiment& e, const std::vector<experiment
   }
 }
 
-// Whether the bundle's run stopped early, every workload decided (extra.stopped.early).
 }  // namespace
 
 // A damaged run directory (points cut short, an edited plan or experiment) would be finished
@@ -266,18 +253,7 @@ void check_resumable(const evidence::Bundle& b, experiment::Experiment e, const 
     return UserError("cannot resume: " + dir.string() + " is not as its run left it: " + what,
                      "start a new run with --out NEWDIR");
   };
-  if (e.scheme == "confirm" && b.plan.is_object() && b.plan.value("blocks", json()).is_number_unsigned()) {
-    auto blocks = b.plan["blocks"].get<uint64_t>();  // the size chosen when the run began
-    if (blocks < e.min_blocks || blocks > e.max_blocks)
-      throw damaged(fmt::format("its plan has {} blocks, outside the experiment's {} to {}", blocks, e.min_blocks,
-                                e.max_blocks));
-    e.blocks = static_cast<uint32_t>(blocks);
-    auto added = b.plan.value("replacements", json(0u));
-    if (!added.is_number_unsigned() || added.get<uint64_t>() > e.replacement_blocks)
-      throw damaged(fmt::format("its plan's replacements ({}) are not 0 to the experiment's replacement_blocks {}",
-                                added.dump(), e.replacement_blocks));
-    e.replacements = added.get<uint32_t>();
-  }
+  if (auto why = size_as_planned(b, e)) throw damaged(*why);  // the size chosen when the run began
   auto plan = experiment::plan_points(e);
   if (b.plan != plan_json(e, plan)) throw damaged("its plan is not the one its experiment gives");
   if (b.points.size() > plan.size() || (b.points.size() < plan.size() && !evidence::stopped_early(b)))

@@ -202,6 +202,26 @@ TEST_CASE("compare: a run INVALID alone is refused, whichever arm is compared") 
   };
   CHECK_THROWS_WITH(pipeline::compare_bundles(later(4000), later(5000), {}), Catch::Contains("matched builds"));
   CHECK(pipeline::compare_bundles(run_of(5000, 4), run_of(4000, 4), {}).verdict == "IMPROVEMENT");
+  // Forty-first: a failed round of one workload (INVALID alone) behind another workload's
+  // REGRESSION, which outranks INVALID in the run's verdict.
+  auto two = [](double patched_dedupe) {
+    auto b = run_of(5000, 4);
+    auto d = run_of(5000, 4, "dedupe");
+    b.experiment["workloads"].push_back(d.experiment["workloads"][0]);
+    for (auto row : d.rows) {
+      if (row.arm == "patched") {
+        *row.ns_per_op *= patched_dedupe * (1 + 0.01 * (row.point % 3));  // each block its own ratio
+        row.elapsed_ns = static_cast<uint64_t>(*row.ns_per_op * 1000);
+      }
+      b.rows.push_back(row);
+    }
+    return b;
+  };
+  auto behind = two(1.5);
+  REQUIRE(behind.rows[1].workload == "clone");
+  behind.rows.erase(behind.rows.begin() + 1);  // clone's round 1 of point 0
+  REQUIRE(pipeline::analyze_bundle(experiment::parse(behind.experiment), behind).verdict == "REGRESSION");
+  CHECK_THROWS_WITH(pipeline::compare_bundles(two(1.0), behind, {.arm = "control"}), Catch::Contains("INVALID judged alone"));
 }
 
 namespace {

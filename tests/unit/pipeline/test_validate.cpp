@@ -278,6 +278,14 @@ TEST_CASE("validate: every reader wants each finished point's rounds, its kernel
   CHECK(std::any_of(rejudged.analysis->gates.begin(), rejudged.analysis->gates.end(), [](auto& g) {
     return g.name == "semantic" && !g.passed && g.detail.find("have no record, first round 2 of point 4") != std::string::npos;
   }));
+  // Forty-first attack: it is the workload's one semantic gate, so validate takes the honest
+  // bundle (two of one name and scope failed it), and no copy of a passing one stands in.
+  const auto& gates = rejudged.analysis->gates;
+  for (auto& g : gates)
+    if (g.name == "semantic")
+      CHECK(std::count_if(gates.begin(), gates.end(), [&](auto& x) { return x.name == g.name && x.scope == g.scope; }) == 1);
+  INFO(paths(check(evidence::to_json(rejudged))));
+  CHECK(check(evidence::to_json(rejudged)).empty());
   auto twice = b;
   twice.rows.push_back(twice.rows[0]);
   CHECK_THROWS_WITH(pipeline::rejudged(twice), Catch::Contains("more than once"));
@@ -328,4 +336,18 @@ TEST_CASE("validate: every reader wants each finished point's rounds, its kernel
   host.points.pop_back();  // and never in the middle of a block
   std::erase_if(host.rows, [&](auto& r) { return r.point > host.points.back().id; });
   CHECK_THROWS_WITH(pipeline::rejudged(host), Catch::Contains("which its own rows do not bear out"));
+
+  // Forty-first attack: a plan cut to fewer blocks than its points ("the first 3 decide" made
+  // INCONCLUSIVE NO_CHANGE), and a sizing record on a screen bundle (a known spread for its
+  // one degree of freedom made INCONCLUSIVE NO_CHANGE).
+  auto smaller = evidence::from_json(fixture("host-confirm.json"));
+  REQUIRE(smaller.plan["blocks"].get<int>() > 1);
+  smaller.plan["blocks"] = smaller.plan["blocks"].get<int>() - 1;
+  CHECK_THROWS_WITH(pipeline::rejudged(smaller), Catch::Contains("is not a run of its experiment"));
+  auto screen = evidence::from_json(fixture("host-screen.json"));
+  auto sized = screen;
+  json workloads = json::array();
+  for (auto& w : screen.experiment["workloads"]) workloads.push_back({{"workload", w["name"]}, {"sd_block_log_ratio_pct", 0.3}});
+  sized.extra["sizing"] = {{"blocks", 1}, {"reason", "the experiment fixes blocks = 1"}, {"workloads", workloads}};
+  CHECK(evidence::to_json(*pipeline::rejudged(sized).analysis) == evidence::to_json(*pipeline::rejudged(screen).analysis));
 }
