@@ -24,6 +24,9 @@ namespace ks::cli {
 namespace fs = std::filesystem;
 using pipeline::kStateDir;
 
+// The longest name of one directory entry Linux file systems take (NAME_MAX).
+constexpr size_t kMaxNameBytes = 255;
+
 const CLI::Validator& non_empty_path() {
   static const CLI::Validator v(
       [](const std::string& value) -> std::string {
@@ -134,6 +137,14 @@ void check_output_dir(const fs::path& dir, const std::string& option) {
   const std::string hint = "name a new directory (or an empty one) on a normal filesystem, e.g. " +
                            option + " results/my-run";
   if (dir.empty()) throw UserError(option + " is empty", hint);
+  // Before anything is made: a default run directory named after a long experiment file
+  // failed half made, and left results/ behind (forty-first attack).
+  for (auto& part : dir)
+    if (part.native().size() > kMaxNameBytes)
+      throw UserError(option + " " + one_line(dir.string().substr(0, 300)) + " has a name of " +
+                          std::to_string(part.native().size()) + " bytes, more than a file system allows (" +
+                          std::to_string(kMaxNameBytes) + ")",
+                      "name a shorter directory with " + option + " (the default is the experiment file's name)");
   std::error_code ec;
   auto link = fs::symlink_status(dir, ec);
   if (link.type() == fs::file_type::symlink && !fs::exists(dir, ec))
