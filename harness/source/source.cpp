@@ -244,19 +244,84 @@ void require_bounded(const fs::path& archive, const std::string& origin) {
                     "check that it is a complete .tar, .tar.gz or .tar.xz archive; nothing was unpacked");
 }
 
-// A git directory made at DIR that borrows REPO's objects and nothing else: read through it, a
-// commit is its own tree, whatever REPO's replace refs, info/attributes (export-ignore,
-// export-subst), grafts or config would make git write instead. The cache keeps a tree under
-// its commit's id for every later build from any repository (forty-first attack: a sudo
-// user's replace ref put another tree in the cache under the genuine commit's id).
-fs::path objects_only(const std::string& repo, const fs::path& dir) {
+// A git directory that borrows a repository's objects and nothing else, and their format.
+struct Borrowed {
+  fs::path dir;
+  std::string format;  // sha1 | sha256
+};
+
+// Made at DIR for REPO: read through it, a commit is its own tree, whatever REPO's replace
+// refs, info/attributes (export-ignore, export-subst), grafts or config would make git write
+// instead. The cache keeps a tree under its commit's id for every later build from any
+// repository (forty-first attack: a sudo user's replace ref put another tree in the cache
+// under the genuine commit's id).
+Borrowed objects_only(const std::string& repo, const fs::path& dir) {
   const auto common = trim(proc::run_checked(git_command(repo, {"rev-parse", "--path-format=absolute", "--git-common-dir"}, 1min)).out);
+  const auto format = trim(proc::run_checked(git_command(repo, {"rev-parse", "--show-object-format"}, 1min)).out);
+  if (format != "sha1" && format != "sha256")
+    throw UserError("git source " + repo + " keeps its objects in a format ksandwich does not know: " + one_line(format.substr(0, 40)),
+                    "use a repository of SHA-1 or SHA-256 objects");
   const auto objects = fs::path(common) / "objects";
   fs::create_directories(dir / "objects/info");
   fs::create_directories(dir / "refs");
   write_file(dir / "HEAD", "ref: refs/heads/none\n");
+  if (format != "sha1")  // the objects are read as the repository's format says (forty-second attack)
+    write_file(dir / "config", "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = " + format + "\n");
   write_file(dir / "objects/info/alternates", path_git_reads(objects.string(), dir / "objects/info/alternates").string() + "\n");
-  return dir;
+  return {dir, format};
+}
+
+std::string hex(std::string_view raw) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+// The id git gives the tree DIR holds, raw (FORMAT: sha1 or sha256): a file is a blob, 100755
+// when its owner may run it; a link a blob of its target; a directory a tree of its entries in
+// git's order (a directory's name sorts as if it ended in '/'); an empty one nothing, as git
+// keeps no empty directory. Anything else is left out, and the id then differs.
+std::optional<std::string> tree_id(const fs::path& dir, const std::string& format) {
+  struct Entry {
+    std::string key, mode, name, id;
+  };
+  std::vector<Entry> entries;
+  for (auto& e : fs::directory_iterator(dir)) {
+    const auto name = e.path().filename().string();
+    const auto st = e.symlink_status();
+    if (fs::is_symlink(st)) {
+      entries.push_back({name, "120000", name, git_object_id(format, "blob", fs::read_symlink(e.path()).string(), true)});
+    } else if (fs::is_directory(st)) {
+      if (auto sub = tree_id(e.path(), format)) entries.push_back({name + "/", "40000", name, *sub});
+    } else if (fs::is_regular_file(st)) {
+      const bool runs = (st.permissions() & fs::perms::owner_exec) != fs::perms::none;
+      entries.push_back({name, runs ? "100755" : "100644", name, git_blob_id(format, e.path(), true)});
+    }
+  }
+  if (entries.empty()) return std::nullopt;
+  std::sort(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  std::string content;
+  for (auto& e : entries) content += e.mode + " " + e.name + '\0' + e.id;
+  return git_object_id(format, "tree", content, true);
+}
+
+// What git archive wrote for COMMIT at ROOT is the commit's own tree, or a UserError: the
+// commit's object hashes to its id, and the files, hashed as git hashes them, to the tree it
+// names (forty-second attack: a sudo user's object file rewritten in place put another file in
+// the cache under the genuine commit's id; git reads objects without checking them).
+void require_commit_tree(const Borrowed& git, const std::string& commit, const fs::path& root, const std::string& origin) {
+  const auto text = proc::run_checked(git_command(git.dir, {"cat-file", "commit", commit}, 1min)).out;
+  const auto tree = text.starts_with("tree ") ? text.substr(5, text.find('\n') - 5) : std::string();
+  const auto found = tree_id(root, git.format).value_or(git_object_id(git.format, "tree", "", true));
+  if (git_object_id(git.format, "commit", text) != commit || tree.empty() || hex(found) != tree)
+    throw UserError("git source " + origin + " at " + commit.substr(0, 12) +
+                        ": what git archive wrote is not the commit's own tree (an object that does not hash to its "
+                        "id, a submodule, or .gitattributes that rewrite files on export)",
+                    "check the repository with `git fsck`, or build from a fresh clone of it; nothing was kept");
 }
 
 void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
@@ -267,7 +332,8 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     // The archive itself bounded too: the tree's own .gitattributes (export-subst, ident)
     // expand what git writes (thirty-fourth attack: 44 KB of blobs became 400 MB).
     auto tar = into / "source.tar";
-    auto archive = git_command(objects_only(id.origin, into / "git"), {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
+    const auto git = objects_only(id.origin, into / "git");
+    auto archive = git_command(git.dir, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
     archive.argv.insert(archive.argv.begin(), {"prlimit", "--fsize=" + std::to_string(kMaxSourceBytes), "--"});
     if (auto r = proc::run(archive); !r.ok())
       throw UserError("cannot archive " + id.origin + " at " + id.commit.substr(0, 12) + ": " + r.describe(),
@@ -275,6 +341,7 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     require_bounded(tar, id.origin);
     proc::run_checked(command({"tar", "-xf", tar.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
     fs::remove(tar);
+    require_commit_tree(git, id.commit, staging, id.origin);
     fs::remove_all(into / "git");
   } else {
     require_bounded(id.origin, id.origin);

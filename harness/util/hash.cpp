@@ -12,48 +12,76 @@
 namespace ks {
 namespace {
 
-class Sha256 {
+class Digest {
  public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
-      throw SystemError("sha256 init", "OpenSSL failed");
+  explicit Digest(const EVP_MD* md = EVP_sha256()) : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), md, nullptr) != 1) throw SystemError("digest init", "OpenSSL failed");
   }
   void update(const void* data, size_t n) { EVP_DigestUpdate(ctx_.get(), data, n); }
-  std::string hex() {
+  void update(std::string_view s) { update(s.data(), s.size()); }
+  std::string raw() {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     EVP_DigestFinal_ex(ctx_.get(), digest, &len);
+    return std::string(reinterpret_cast<const char*>(digest), len);
+  }
+  std::string hex() {
     static const char* digits = "0123456789abcdef";
     std::string out;
-    for (unsigned i = 0; i < len; ++i) {
-      out += digits[digest[i] >> 4];
-      out += digits[digest[i] & 15];
+    for (unsigned char c : raw()) {
+      out += digits[c >> 4];
+      out += digits[c & 15];
     }
     return out;
+  }
+  // The file at PATH, streamed; throws SystemError.
+  void update_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw SystemError("open " + path.string(), errno ? errno : ENOENT);
+    std::vector<char> buf(1 << 20);
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      update(buf.data(), static_cast<size_t>(in.gcount()));
+    }
+    if (in.bad()) throw SystemError("read " + path.string(), EIO);
   }
 
  private:
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
 };
 
+Digest git_digest(std::string_view format, std::string_view type, uintmax_t size) {
+  if (format != "sha1" && format != "sha256") throw SystemError("git object id", "unknown object format " + std::string(format));
+  Digest h(format == "sha1" ? EVP_sha1() : EVP_sha256());
+  h.update(std::string(type) + " " + std::to_string(size));
+  h.update("", 1);  // the header's NUL
+  return h;
+}
+
 }  // namespace
 
 std::string sha256_hex(std::string_view data) {
-  Sha256 h;
-  h.update(data.data(), data.size());
+  Digest h;
+  h.update(data);
   return h.hex();
 }
 
 std::string sha256_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SystemError("open " + path.string(), errno ? errno : ENOENT);
-  Sha256 h;
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h.update(buf.data(), static_cast<size_t>(in.gcount()));
-  }
+  Digest h;
+  h.update_file(path);
   return h.hex();
+}
+
+std::string git_object_id(std::string_view format, std::string_view type, std::string_view content, bool raw) {
+  auto h = git_digest(format, type, content.size());
+  h.update(content);
+  return raw ? h.raw() : h.hex();
+}
+
+std::string git_blob_id(std::string_view format, const std::filesystem::path& path, bool raw) {
+  auto h = git_digest(format, "blob", std::filesystem::file_size(path));
+  h.update_file(path);
+  return raw ? h.raw() : h.hex();
 }
 
 std::string base64(std::string_view data) {

@@ -211,3 +211,54 @@ TEST_CASE("a commit is unpacked as its own tree, whatever the repository's repla
   CHECK(ks::read_file(prepared.tree / "file.c") == "int genuine;\n");
   CHECK_FALSE(std::filesystem::exists(prepared.tree.parent_path() / "git"));
 }
+
+TEST_CASE("a commit whose objects do not hash to their ids is refused, and a SHA-256 repository unpacks", "[source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "needs git");
+  ks::test::TempDir tmp("ks-git-objects");
+  auto make = [&](const std::filesystem::path& repo, const std::string& format) {
+    std::filesystem::create_directories(repo);
+    auto git = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
+      auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
+      INFO(r.err);
+      REQUIRE(r.ok());
+      return ks::trim(r.out);
+    };
+    git({"init", "-q", "--object-format=" + format, "."});
+    ks::write_file(repo / "Makefile", "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n");
+    std::filesystem::create_directories(repo / "fs/btrfs");
+    ks::write_file(repo / "fs/btrfs/file.c", "int genuine;\n");
+    ks::write_file(repo / "scripts-run", "#!/bin/sh\n");
+    std::filesystem::permissions(repo / "scripts-run", std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+    std::filesystem::create_symlink("fs/btrfs/file.c", repo / "link");
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "genuine"});
+    return git;
+  };
+
+  // SHA-256 objects are read as such (forty-second attack: the borrowed directory read them as SHA-1).
+  const auto sha256 = tmp.path / "sha256";
+  auto git256 = make(sha256, "sha256");
+  const auto commit256 = git256({"rev-parse", "HEAD"});
+  REQUIRE(commit256.size() == 64);
+  auto prepared = ks::source::prepare({"git", sha256.string(), commit256}, tmp.path / "cache");
+  CHECK(ks::read_file(prepared.tree / "fs/btrfs/file.c") == "int genuine;\n");
+  CHECK(std::filesystem::is_symlink(prepared.tree / "link"));
+
+  // The repository's owner rewrites the blob's object file in place with another blob's
+  // (forty-second attack): git archive reads it unchecked, and the cache would keep it under
+  // the genuine commit's id for every later build of it.
+  const auto repo = tmp.path / "linux";
+  auto git = make(repo, "sha1");
+  const auto commit = git({"rev-parse", "HEAD"});
+  const auto blob = git({"rev-parse", "HEAD:fs/btrfs/file.c"});
+  ks::write_file(tmp.path / "evil.c", "int evil;\n");
+  const auto evil = git({"hash-object", "-w", (tmp.path / "evil.c").string()});
+  const auto object = [&](const std::string& id) { return repo / ".git/objects" / id.substr(0, 2) / id.substr(2); };
+  std::filesystem::remove(object(blob));
+  std::filesystem::copy_file(object(evil), object(blob));
+  REQUIRE(git({"show", commit + ":fs/btrfs/file.c"}) == "int evil;");
+  CHECK_THROWS_WITH(ks::source::prepare({"git", repo.string(), commit}, tmp.path / "cache"),
+                    Catch::Contains("is not the commit's own tree"));
+  CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / commit));
+}
