@@ -277,6 +277,7 @@ std::vector<evidence::Gate> check_rows_against_plan(const experiment::Experiment
   std::map<int, const evidence::Point*> point_of;
   for (auto& p : b.points) point_of[p.id] = &p;
   std::map<std::tuple<int, std::string, bool, uint64_t>, int> seen;  // point, workload, warmup, round
+  std::map<std::tuple<int, std::string, bool>, uint64_t> held;        // point, workload, warmup: rounds
   for (auto& r : b.rows) {
     auto it = point_of.find(r.point);
     if (it == point_of.end()) refuse("name point " + std::to_string(r.point) + ", which the bundle does not hold");
@@ -287,21 +288,33 @@ std::vector<evidence::Gate> check_rows_against_plan(const experiment::Experiment
         ++seen[{r.point, r.workload, r.warmup, static_cast<uint64_t>(r.round)}] > 1)
       refuse("of point " + std::to_string(r.point) + " hold " + r.workload + (r.warmup ? " warm-up" : "") + " round " +
              std::to_string(r.round) + " more than once, or one the experiment does not run");
+    ++held[{r.point, r.workload, r.warmup}];
   }
+  // Counted, not listed: the rounds an experiment asks of each point are anyone's to make
+  // billions (forty-second attack: a 3 KB bundle of 200 points and 100,000 rounds without a
+  // row cost each reader 8 s and more than a gigabyte).
   std::vector<evidence::Gate> gates;
   for (auto& w : e.workloads) {
-    std::vector<std::string> missing;
+    uint64_t missing = 0;
+    std::string first;
     for (auto& p : b.points)
-      for (bool warmup : {true, false})
-        for (uint64_t round = 0; p.status == "ok" && round < (warmup ? e.warmup_rounds : e.rounds); ++round)
-          if (!seen.count({p.id, w.id(), warmup, round}))
-            missing.push_back(std::string(warmup ? "warm-up " : "") + "round " + std::to_string(round) + " of point " +
-                              std::to_string(p.id));
-    if (!missing.empty())
+      for (bool warmup : {true, false}) {
+        const uint64_t rounds = warmup ? e.warmup_rounds : e.rounds;
+        const auto it = held.find({p.id, w.id(), warmup});
+        const uint64_t lacking = p.status == "ok" ? rounds - (it == held.end() ? 0 : it->second) : 0;
+        if (lacking == 0) continue;
+        if (first.empty()) {  // its first lacking round: at most one more than the rounds it holds
+          uint64_t round = 0;
+          while (seen.count({p.id, w.id(), warmup, round})) ++round;
+          first = std::string(warmup ? "warm-up " : "") + "round " + std::to_string(round) + " of point " + std::to_string(p.id);
+        }
+        missing += lacking;
+      }
+    if (missing > 0)
       gates.push_back(analysis::make_gate(
           analysis::GateKind::semantic, w.id(), false,
           fmt::format("{} round(s) of finished points have no record, first {}: a round without one is a failed round",
-                      missing.size(), missing.front())));
+                      missing, first)));
   }
   return gates;
 }

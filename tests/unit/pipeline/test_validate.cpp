@@ -350,4 +350,18 @@ TEST_CASE("validate: every reader wants each finished point's rounds, its kernel
   for (auto& w : screen.experiment["workloads"]) workloads.push_back({{"workload", w["name"]}, {"sd_block_log_ratio_pct", 0.3}});
   sized.extra["sizing"] = {{"blocks", 1}, {"reason", "the experiment fixes blocks = 1"}, {"workloads", workloads}};
   CHECK(evidence::to_json(*pipeline::rejudged(sized).analysis) == evidence::to_json(*pipeline::rejudged(screen).analysis));
+
+  // Forty-second attack: rounds the experiment asks for are counted, not listed, however many
+  // (a 3 KB bundle of 200 points and 100,000 rounds without a row took readers a gigabyte).
+  auto many = evidence::from_json(fixture("host-confirm.json"));
+  const auto rounds = many.experiment["rounds"].get<uint64_t>();
+  many.experiment["rounds"] = 100000;
+  auto judged = pipeline::rejudged(many);
+  uint64_t ok_points = 0;
+  for (auto& p : many.points) ok_points += p.status == "ok";
+  const auto expected = std::to_string(ok_points * (100000 - rounds)) + " round(s) of finished points have no record, first round " +
+                        std::to_string(rounds) + " of point " + std::to_string(many.points[0].id);
+  CHECK(std::any_of(judged.analysis->gates.begin(), judged.analysis->gates.end(), [&](auto& g) {
+    return g.name == "semantic" && !g.passed && g.detail.find(expected) != std::string::npos;
+  }));
 }
