@@ -59,6 +59,7 @@ struct Inputs {
   source::PreparedSource source;
   std::string base;         // a make target (tinyconfig) or the path of a .config
   std::string base_sha256;  // when the base is a file
+  std::string base_text;    // its bytes, read once: the ones hashed are the ones built
   std::vector<Fragment> fragments;
   std::vector<ConfigLine> requested;
   std::vector<Patch> patches;
@@ -121,9 +122,14 @@ Inputs gather(const BuildRequest& request, const Progress& progress, bool look_o
     if (!fs::is_regular_file(base))
       throw UserError("config base not found: " + in.base,
                       "use tinyconfig, defconfig, allnoconfig or the path of a .config");
+    base = fs::canonical(base);  // its links followed here, where it is checked, and never after
     require_trusted_input(base, "config base");
-    in.base = fs::absolute(base).string();
-    in.base_sha256 = sha256_file(base);
+    in.base = base.string();
+    // Read once, never through a link (forty-third attack: a sudo user's base renamed over
+    // after it was hashed built another config under the genuine one's key, or a link copied
+    // /etc/shadow into the build's .config).
+    in.base_text = read_input_file(base, kMaxInputBytes, "config base", Links::refuse);
+    in.base_sha256 = sha256_hex(in.base_text);
   }
   for (auto& name : request.config.fragments) {
     auto path = resolve_fragment(name, request.repo_dir);
@@ -470,7 +476,7 @@ NormalizedConfig normalize_config(const Inputs& in, const fs::path& tree, const 
     auto r = run_make(in, tree, scratch, {in.base}, log, progress);
     if (!r.result.ok()) fail(r, in.base);
   } else {
-    fs::copy_file(in.base, scratch / ".config", fs::copy_options::overwrite_existing);
+    write_file_atomic(scratch / ".config", in.base_text);
   }
   write_file_atomic(scratch / ".config", merge_config(read_config(scratch), in.requested));
   auto r = run_make(in, tree, scratch, {"olddefconfig"}, log, progress);

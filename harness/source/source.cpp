@@ -283,8 +283,9 @@ std::string hex(std::string_view raw) {
 
 // The id git gives the tree DIR holds, raw (FORMAT: sha1 or sha256): a file is a blob, 100755
 // when its owner may run it; a link a blob of its target; a directory a tree of its entries in
-// git's order (a directory's name sorts as if it ended in '/'); an empty one nothing, as git
-// keeps no empty directory. Anything else is left out, and the id then differs.
+// git's order (a directory's name sorts as if it ended in '/'). None when DIR holds what no
+// git tree holds: an empty directory (git archive's form of a submodule, which a rewritten
+// subtree can add unchecked: forty-third attack) or anything but files, links and directories.
 std::optional<std::string> tree_id(const fs::path& dir, const std::string& format) {
   struct Entry {
     std::string key, mode, name, id;
@@ -296,10 +297,14 @@ std::optional<std::string> tree_id(const fs::path& dir, const std::string& forma
     if (fs::is_symlink(st)) {
       entries.push_back({name, "120000", name, git_object_id(format, "blob", fs::read_symlink(e.path()).string(), true)});
     } else if (fs::is_directory(st)) {
-      if (auto sub = tree_id(e.path(), format)) entries.push_back({name + "/", "40000", name, *sub});
+      auto sub = tree_id(e.path(), format);
+      if (!sub) return std::nullopt;
+      entries.push_back({name + "/", "40000", name, *sub});
     } else if (fs::is_regular_file(st)) {
       const bool runs = (st.permissions() & fs::perms::owner_exec) != fs::perms::none;
       entries.push_back({name, runs ? "100755" : "100644", name, git_blob_id(format, e.path(), true)});
+    } else {
+      return std::nullopt;
     }
   }
   if (entries.empty()) return std::nullopt;
@@ -316,8 +321,12 @@ std::optional<std::string> tree_id(const fs::path& dir, const std::string& forma
 void require_commit_tree(const Borrowed& git, const std::string& commit, const fs::path& root, const std::string& origin) {
   const auto text = proc::run_checked(git_command(git.dir, {"cat-file", "commit", commit}, 1min)).out;
   const auto tree = text.starts_with("tree ") ? text.substr(5, text.find('\n') - 5) : std::string();
-  const auto found = tree_id(root, git.format).value_or(git_object_id(git.format, "tree", "", true));
-  if (git_object_id(git.format, "commit", text) != commit || tree.empty() || hex(found) != tree)
+  std::optional<std::string> found;
+  try {
+    found = tree_id(root, git.format);
+  } catch (const std::exception&) {  // a path too long to walk, a file gone: not the commit's tree
+  }
+  if (git_object_id(git.format, "commit", text) != commit || tree.empty() || !found || hex(*found) != tree)
     throw UserError("git source " + origin + " at " + commit.substr(0, 12) +
                         ": what git archive wrote is not the commit's own tree (an object that does not hash to its "
                         "id, a submodule, or .gitattributes that rewrite files on export)",
@@ -344,8 +353,18 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     require_commit_tree(git, id.commit, staging, id.origin);
     fs::remove_all(into / "git");
   } else {
-    require_bounded(id.origin, id.origin);
-    auto r = proc::run(command({"tar", "-xf", id.origin, "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
+    // Read once: the archive unpacked is the one hashed into the source's identity
+    // (forty-third attack: a sudo user's tarball renamed over after it was hashed was unpacked
+    // under the genuine one's hash, for every later build of the genuine tarball).
+    const auto copy = into / "source.archive";
+    std::error_code ec;
+    fs::copy_file(id.origin, copy, ec);
+    if (ec || sha256_file(copy) != id.archive_sha256)
+      throw UserError("kernel source " + id.origin + (ec ? " cannot be read: " + ec.message() : " changed while it was read"),
+                      "keep the tarball unchanged while ksandwich reads it; nothing was unpacked");
+    require_bounded(copy, id.origin);
+    auto r = proc::run(command({"tar", "-xf", copy.string(), "--no-same-owner", "--no-same-permissions", "-C", staging.string()}, 30min));
+    fs::remove(copy);
     if (!r.ok())
       throw UserError("cannot unpack kernel source " + id.origin + ": " + r.describe(),
                       "check that it is a complete .tar, .tar.gz or .tar.xz archive");

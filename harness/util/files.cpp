@@ -131,9 +131,9 @@ std::string read_head_and_tail(const fs::path& path, size_t max_bytes) {
   return text;
 }
 
-std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what) {
+std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links) {
   try {
-    if (auto text = read_regular_file(path, max_bytes, Links::follow)) return *text;
+    if (auto text = read_regular_file(path, max_bytes, links)) return *text;
   } catch (const SystemError& err) {
     throw UserError(what + " " + path.string() + " cannot be read: " + err.what(),
                     "name the " + what + " itself: a regular file of at most " + std::to_string(max_bytes >> 20) + " MiB");

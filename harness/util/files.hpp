@@ -29,7 +29,8 @@ std::string read_head_and_tail(const fs::path& path, size_t max_bytes);
 // A file the user names (an experiment, a patch, a mailbox): read_regular_file following
 // links, with a UserError saying what is wrong with it (missing, not a regular file, larger
 // than MAX_BYTES) instead of a SystemError. WHAT names it in the message ("patch file").
-std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what);
+// LINKS refuse: a link in PATH's last place is not followed, and the file is not read.
+std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links = Links::follow);
 // What an experiment, a mail or a patch can sensibly weigh: far beyond any real one.
 inline constexpr size_t kMaxInputBytes = size_t(64) << 20;
 bool read_file_contains(const fs::path& path, std::string_view needle);

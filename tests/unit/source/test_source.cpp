@@ -13,6 +13,21 @@
 
 using ks::source::kernel_version_from_makefile;
 
+namespace {
+
+// `git -C REPO ARGS...` as a test's author: its output, trimmed; the test stops if it fails.
+auto git_in(const std::filesystem::path& repo) {
+  return [repo](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
+    auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
+    INFO(r.err);
+    REQUIRE(r.ok());
+    return ks::trim(r.out);
+  };
+}
+
+}  // namespace
+
 TEST_CASE("the kernel version comes from the top-level Makefile", "[source]") {
   CHECK(kernel_version_from_makefile("# SPDX-License-Identifier: GPL-2.0\nVERSION = 6\n"
                                      "PATCHLEVEL = 1\nSUBLEVEL = 192\nEXTRAVERSION =\n"
@@ -41,13 +56,7 @@ TEST_CASE("a later commit of a git source is the diff from the source's commit, 
   ks::test::TempDir tmp("ks-commit-diff");
   auto repo = tmp.path / "linux";
   std::filesystem::create_directories(repo);
-  auto git = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
-    auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
-    INFO(r.err);
-    REQUIRE(r.ok());
-    return ks::trim(r.out);
-  };
+  auto git = git_in(repo);
   git({"init", "-q", "."});
   const std::string head = "foo:\n\t1\n\t2\n\t3\n\t4\n";  // git would name `foo:` in the hunk header
   ks::write_file(repo / "Makefile", head + "VERSION = 6\n");
@@ -182,13 +191,7 @@ TEST_CASE("a commit is unpacked as its own tree, whatever the repository's repla
   ks::test::TempDir tmp("ks-git-own-tree");
   const auto repo = tmp.path / "linux";
   std::filesystem::create_directories(repo);
-  auto git = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
-    auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
-    INFO(r.err);
-    REQUIRE(r.ok());
-    return ks::trim(r.out);
-  };
+  auto git = git_in(repo);
   git({"init", "-q", "."});
   ks::write_file(repo / "Makefile", "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n# genuine\n");
   ks::write_file(repo / "file.c", "int genuine;\n");
@@ -217,13 +220,7 @@ TEST_CASE("a commit whose objects do not hash to their ids is refused, and a SHA
   ks::test::TempDir tmp("ks-git-objects");
   auto make = [&](const std::filesystem::path& repo, const std::string& format) {
     std::filesystem::create_directories(repo);
-    auto git = [&](std::vector<std::string> args) {
-      args.insert(args.begin(), {"git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@example.org"});
-      auto r = ks::proc::run(ks::proc::command(args, std::chrono::minutes(1)));
-      INFO(r.err);
-      REQUIRE(r.ok());
-      return ks::trim(r.out);
-    };
+    auto git = git_in(repo);
     git({"init", "-q", "--object-format=" + format, "."});
     ks::write_file(repo / "Makefile", "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n");
     std::filesystem::create_directories(repo / "fs/btrfs");
@@ -258,6 +255,37 @@ TEST_CASE("a commit whose objects do not hash to their ids is refused, and a SHA
   std::filesystem::remove(object(blob));
   std::filesystem::copy_file(object(evil), object(blob));
   REQUIRE(git({"show", commit + ":fs/btrfs/file.c"}) == "int evil;");
+  CHECK_THROWS_WITH(ks::source::prepare({"git", repo.string(), commit}, tmp.path / "cache"),
+                    Catch::Contains("is not the commit's own tree"));
+  CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / commit));
+}
+
+TEST_CASE("a rewritten subtree that adds a submodule's empty directory is refused", "[source]") {
+  KS_SKIP_UNLESS(ks::proc::have_program("git"), "needs git");
+  // Forty-third attack: git checks the root tree's object when it reads the commit, not the
+  // subtrees git archive reads after; a gitlink it writes as an empty directory, which no git
+  // tree holds, went unhashed, and include/config stopped every later build of the commit.
+  ks::test::TempDir tmp("ks-git-gitlink");
+  const auto repo = tmp.path / "linux";
+  std::filesystem::create_directories(repo / "include/linux");
+  auto git = git_in(repo);
+  git({"init", "-q", "."});
+  ks::write_file(repo / "Makefile", "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n");
+  ks::write_file(repo / "include/linux/x.h", "int x;\n");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "genuine"});
+  const auto commit = git({"rev-parse", "HEAD"});
+  const auto include = git({"rev-parse", "HEAD:include"}), linux_tree = git({"rev-parse", "HEAD:include/linux"});
+  auto raw = [](const std::string& hex) {
+    std::string out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return out;
+  };
+  ks::write_file(tmp.path / "tree", std::string("160000 config") + '\0' + raw(commit) + "40000 linux" + '\0' + raw(linux_tree));
+  const auto evil = git({"hash-object", "--literally", "-t", "tree", "-w", (tmp.path / "tree").string()});
+  const auto object = [&](const std::string& id) { return repo / ".git/objects" / id.substr(0, 2) / id.substr(2); };
+  std::filesystem::remove(object(include));
+  std::filesystem::copy_file(object(evil), object(include));
   CHECK_THROWS_WITH(ks::source::prepare({"git", repo.string(), commit}, tmp.path / "cache"),
                     Catch::Contains("is not the commit's own tree"));
   CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / commit));
