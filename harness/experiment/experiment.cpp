@@ -579,6 +579,10 @@ Experiment parse(const json& j) {
            "leave \"profile\" out here, or use \"backend\": \"qemu\" or \"baremetal\"");
   if (auto* hits = r.find("direct_hits")) {
     if (!hits->is_array()) r.fail("direct_hits", "must be an array");
+    if (hits->size() > kMaxDirectHits)
+      r.fail("direct_hits", "holds more than " + std::to_string(kMaxDirectHits) + " functions",
+             "count the functions the patch changes");
+    std::set<std::string> counted;
     for (size_t i = 0; i < hits->size(); ++i) {
       DirectHit d;
       Reader h((*hits)[i], "/direct_hits/" + std::to_string(i));
@@ -594,6 +598,8 @@ Experiment parse(const json& j) {
         h.fail("function", "\"" + (d.function.size() > 64 ? d.function.substr(0, 64) + "..." : d.function) +
                                "\" is not a function name",
                "name the kernel function itself, e.g. btrfs_remap_file_range (its .isra/.constprop clones are counted with it)");
+      if (!counted.insert(d.function).second)
+        h.fail("function", "\"" + d.function + "\" is counted twice", "name each function once");
       h.get("required", d.required);
       h.get_strings("arms", d.arms);
       for (auto& arm : d.arms)

@@ -171,6 +171,10 @@ extern const std::vector<std::string> kClockRequests;  // auto | time | instruct
 // Workloads in one experiment, and so in one bundle: each is a section, a table and a plot of
 // every report.
 inline constexpr size_t kMaxWorkloads = 64;
+// Functions whose calls a run counts (direct_hits): each is a gate of every point a reader
+// judges again (forty-third attack: 100,000 of them in a 257 KB bundle cost readers 35 s and
+// more than a gigabyte).
+inline constexpr size_t kMaxDirectHits = 64;
 
 // A name that is safe as one path component: [A-Za-z0-9._-]{1,64}, not "." or "..".
 // Workload labels (directories on the mount) and fio job names must be one.

@@ -238,6 +238,12 @@ TEST_CASE("kernel log: the health object and its gate", "[trace]") {
     CHECK_FALSE(gates[0].passed);
     CHECK_THAT(gates[0].detail, Catch::Contains("not shown to be clean"));
   }
+  // A count of findings beyond none kept says the log had them (forty-third attack: it read
+  // as "kernel log clean").
+  auto counted = health_gates(7, json{{"marker", "m"}, {"scanned_lines", 12}, {"findings", json::array()}, {"more_findings", 3}});
+  REQUIRE(counted.size() == 1);
+  CHECK_FALSE(counted[0].passed);
+  CHECK(counted[0].detail == "3 findings in the kernel log during the point");
 }
 
 TEST_CASE("kernel log: findings are capped in the bundle and counted", "[trace]") {
