@@ -627,7 +627,9 @@ std::optional<PreparedSource> unpacked(SourceIdentity id, const fs::path& source
   } catch (const nlohmann::json::exception&) {
     throw not_ours();
   }
-  if (!is_kernel_release(known.version)) throw not_ours();
+  // And of the same kind of source: an archive's entry is never a commit's tree.
+  if (!is_kernel_release(known.version) || (known.kind == "git") != (id.kind == "git") || known.key() != id.key())
+    throw not_ours();
   id.version = known.version;
   if (id.package_version.empty()) id.package_version = known.package_version;
   return PreparedSource{id, entry / "tree"};

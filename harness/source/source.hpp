@@ -27,8 +27,11 @@ struct SourceIdentity {
   std::string commit;          // git: the full commit id the name resolved to
   std::string package_version; // debian: the package's version, when dpkg knows it
 
-  // What names the source in the cache and in build keys: the archive hash or the commit.
-  std::string key() const { return archive_sha256.empty() ? commit : archive_sha256; }
+  // What names the source in the cache and in build keys: the archive hash, or "git-" and the
+  // commit. A SHA-256 repository's commit id is 64 hex digits as an archive's hash is
+  // (forty-fourth attack: a tarball whose bytes are a commit object was served as that
+  // commit's tree, and the reverse).
+  std::string key() const { return archive_sha256.empty() ? "git-" + commit : archive_sha256; }
 };
 
 nlohmann::json to_json(const SourceIdentity& s);

@@ -44,7 +44,11 @@ TEST_CASE("a source identity names itself by archive hash or commit", "[source]"
   ks::source::SourceIdentity tarball{"tarball", "/x.tar.xz", "6.1.192", "abcd", "", ""};
   CHECK(tarball.key() == "abcd");
   ks::source::SourceIdentity git{"git", "/linux", "6.1.0", "", "0123abcd", ""};
-  CHECK(git.key() == "0123abcd");
+  CHECK(git.key() == "git-0123abcd");
+  // A SHA-256 commit id and an archive's hash are both 64 hex digits, never one key.
+  const std::string id64(64, 'a');
+  CHECK(ks::source::SourceIdentity{"git", "/linux", "6.1.0", "", id64, ""}.key() !=
+        ks::source::SourceIdentity{"tarball", "/x.tar", "6.1.0", id64, "", ""}.key());
   auto round = ks::source::source_identity_from_json(ks::source::to_json(tarball));
   CHECK(round.origin == "/x.tar.xz");
   CHECK(round.version == "6.1.192");
@@ -257,7 +261,7 @@ TEST_CASE("a commit whose objects do not hash to their ids is refused, and a SHA
   REQUIRE(git({"show", commit + ":fs/btrfs/file.c"}) == "int evil;");
   CHECK_THROWS_WITH(ks::source::prepare({"git", repo.string(), commit}, tmp.path / "cache"),
                     Catch::Contains("is not the commit's own tree"));
-  CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / commit));
+  CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / ("git-" + commit)));
 }
 
 TEST_CASE("a rewritten subtree that adds a submodule's empty directory is refused", "[source]") {
@@ -288,5 +292,5 @@ TEST_CASE("a rewritten subtree that adds a submodule's empty directory is refuse
   std::filesystem::copy_file(object(evil), object(include));
   CHECK_THROWS_WITH(ks::source::prepare({"git", repo.string(), commit}, tmp.path / "cache"),
                     Catch::Contains("is not the commit's own tree"));
-  CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / commit));
+  CHECK_FALSE(std::filesystem::exists(tmp.path / "cache/source" / ("git-" + commit)));
 }
