@@ -470,6 +470,12 @@ Experiment parse(const json& j) {
     if (!ids.insert(e.workloads.back().id()).second)
       r.fail("workloads/" + std::to_string(i), "workload '" + e.workloads.back().id() + "' appears twice",
              "give one of them a distinct \"label\"");
+    // A gate's scope names a workload, a point or one of these: a workload of that name took
+    // the builds' gate from every other (forty-fourth attack).
+    for (const char* scope : {"builds", "experiment"})
+      if (e.workloads.back().id() == scope)
+        r.fail("workloads/" + std::to_string(i), "workload '" + std::string(scope) + "' has a name the run's gates use",
+               "give it another \"label\"");
   }
 
   if (auto* s = r.find("storage")) e.storage = parse_storage(*s, "/storage");

@@ -21,6 +21,7 @@
 #include "evidence/clock.hpp"
 #include "trace/direct_hit.hpp"
 #include "trace/kernel_log.hpp"
+#include "trace/profile.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
@@ -182,8 +183,16 @@ void require_bundle_words(const evidence::Bundle& b, const std::string& origin) 
     // "dedupe: patched vs control: ... REGRESSION" as a function name).
     if (p.profile.is_array())
       for (auto& w : p.profile)
-        if (w.is_object() && w.contains("functions") && w["functions"].is_array())
+        if (w.is_object() && w.contains("functions") && w["functions"].is_array()) {
+          // As many as a run keeps, the rest counted in left_out (forty-fourth attack: 1,850 a
+          // point of 200 cost each reader 30 s, the profiles compared name by name).
+          if (w["functions"].size() > trace::kProfileKeep)
+            throw UserError(origin + " is not a ksandwich bundle: point " + std::to_string(p.id) + " profiles " +
+                                std::to_string(w["functions"].size()) + " functions, and a run keeps at most " +
+                                std::to_string(trace::kProfileKeep),
+                            kNotABundleHint);
           for (auto& f : w["functions"]) check("profiled function", string_at(f, "function"), kSymbol);
+        }
   }
   // The plan's order is arms, at most as many as a run makes (twentieth attack: a sentence as an
   // arm of the reply's "(control -> patched)", 3.9 million of them in 15 MB).

@@ -321,3 +321,12 @@ TEST_CASE("hostile: at most 64 direct-hit functions, each once (forty-third atta
   j["direct_hits"] = {{{"function", "btrfs_remap_file_range"}}, {{"function", "btrfs_remap_file_range"}, {"required", false}}};
   CHECK_THAT(parse_error_of(j), Catch::Contains("is counted twice"));
 }
+
+TEST_CASE("hostile: no workload has a name the run's gates use (forty-fourth attack)") {
+  // Labelled "builds", a workload took the matched-builds gate from every other.
+  for (const char* scope : {"builds", "experiment"}) {
+    auto j = minimal_experiment();
+    j["workloads"][0]["label"] = scope;
+    CHECK_THAT(parse_error_of(j), Catch::Contains("has a name the run's gates use"));
+  }
+}
