@@ -282,10 +282,7 @@ void set_gather(CLI::App& app, Context& context) {
     for (auto [format, file] : {std::pair{"text", "report.txt"}, {"markdown", "report.md"}, {"json", "report.json"}})
       write_file_atomic(dir / file, report::render_gathered(runs, is_series, format));
     fmt::print("{}", report::render_gathered(runs, is_series, args->format));
-    // A regression or a failure found already stands, whatever is still running (forty-fourth
-    // attack: a REGRESSION beside a queued job was exit 4, "no regression shown").
-    const int found = report::gathered_exit_code(runs);
-    context.exit_code = pending && found == 0 ? 4 : found;
+    context.exit_code = report::gathered_exit_code(runs, pending);
   });
 }
 

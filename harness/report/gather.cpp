@@ -126,7 +126,7 @@ SeriesCosts series_costs(const std::vector<GatheredRun>& runs) {
   return costs;
 }
 
-int gathered_exit_code(const std::vector<GatheredRun>& runs) {
+int gathered_exit_code(const std::vector<GatheredRun>& runs, bool pending) {
   int code = 0;
   auto rank = [](int c) { return c == 1 ? 3 : c == 3 ? 2 : c == 4 ? 1 : 0; };
   for (auto& r : runs) {
@@ -134,7 +134,7 @@ int gathered_exit_code(const std::vector<GatheredRun>& runs) {
     if (c != 0 && c != 1 && c != 3 && c != 4) c = 3;  // a run that failed outright counts as INVALID
     if (rank(c) > rank(code)) code = c;
   }
-  return code;
+  return pending && code == 0 ? 4 : code;
 }
 
 namespace {

@@ -48,8 +48,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SeriesCosts, steps, costliest, cumulative, un
 SeriesCosts series_costs(const std::vector<GatheredRun>& runs);
 
 // The exit code of the whole: 1 when any run has a material regression; else 3 when any
-// run is INVALID or left no bundle; else 4 when any is INCONCLUSIVE; else 0.
-int gathered_exit_code(const std::vector<GatheredRun>& runs);
+// run is INVALID or left no bundle; else 4 when any is INCONCLUSIVE, or when PENDING (jobs
+// still queued or running: what they will show is not known); else 0. A regression or a
+// failure found stands whatever is still pending (forty-fourth attack: a REGRESSION beside
+// a queued job was exit 4, "no regression shown").
+int gathered_exit_code(const std::vector<GatheredRun>& runs, bool pending = false);
 
 // FORMAT text | markdown | json; SERIES: render the series table. UserError for another format.
 std::string render_gathered(const std::vector<GatheredRun>& runs, bool series, const std::string& format);

@@ -89,6 +89,11 @@ TEST_CASE("the gathered exit code is the worst of the runs, a missing bundle cou
   CHECK(gathered_exit_code({inconclusive, missing}) == 3);
   CHECK(gathered_exit_code({missing, regression, inconclusive}) == 1);
   CHECK(gathered_exit_code({}) == 0);
+  // Jobs still pending leave an unknown outcome, but never hide what is found already
+  // (forty-fourth attack: a REGRESSION beside a queued job was exit 4).
+  CHECK(gathered_exit_code({ok}, true) == 4);
+  CHECK(gathered_exit_code({ok, regression}, true) == 1);
+  CHECK(gathered_exit_code({ok, missing}, true) == 3);
 }
 
 // (A workload that is not a name does not get this far: the bundle is refused when read.)
