@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "util/hash.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
@@ -57,7 +58,7 @@ KnobGuard::KnobGuard(const std::string& path, const std::string& value, const Kn
   if (!old) throw UserError("sysfs knob " + path + " cannot be read", kHint);
   old_ = std::move(*old);
   journaled_ = journal::record(
-      "knob", {{"path", resolved_.string()}, {"old_hex", journal::to_hex(old_)}, {"value", value}});
+      "knob", {{"path", resolved_.string()}, {"old_hex", hex(old_)}, {"value", value}});
   try {
     write_file(resolved_, value);
   } catch (...) {  // nothing to restore, the value was not taken

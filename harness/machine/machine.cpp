@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "util/hash.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
 #include "util/progress.hpp"
@@ -146,7 +147,7 @@ GovernorSetting::GovernorSetting(int cpu, std::string wanted) {
     path_.clear();
     return;
   }
-  journaled_ = journal::record("knob", {{"path", path_}, {"old_hex", journal::to_hex(*previous_bytes)},
+  journaled_ = journal::record("knob", {{"path", path_}, {"old_hex", hex(*previous_bytes)},
                                        {"value", wanted}, {"what", "cpufreq governor"}});
   try {
     write_file(path_, wanted);

@@ -271,16 +271,6 @@ Borrowed objects_only(const std::string& repo, const fs::path& dir) {
   return {dir, format};
 }
 
-std::string hex(std::string_view raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
 // The id git gives the tree DIR holds, raw (FORMAT: sha1 or sha256): a file is a blob, 100755
 // when its owner may run it; a link a blob of its target; a directory a tree of its entries in
 // git's order (a directory's name sorts as if it ended in '/'). None when DIR holds what no
@@ -627,8 +617,8 @@ std::optional<PreparedSource> unpacked(SourceIdentity id, const fs::path& source
   } catch (const nlohmann::json::exception&) {
     throw not_ours();
   }
-  // And of the same kind of source: an archive's entry is never a commit's tree.
-  if (!is_kernel_release(known.version) || (known.kind == "git") != (id.kind == "git") || known.key() != id.key())
+  // And of this source, by the key its record gives: an archive's entry is never a commit's tree.
+  if (!is_kernel_release(known.version) || known.key() != id.key())
     throw not_ours();
   id.version = known.version;
   if (id.package_version.empty()) id.package_version = known.package_version;

@@ -25,15 +25,7 @@ class Digest {
     EVP_DigestFinal_ex(ctx_.get(), digest, &len);
     return std::string(reinterpret_cast<const char*>(digest), len);
   }
-  std::string hex() {
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : raw()) {
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-    return out;
-  }
+  std::string hex() { return ks::hex(raw()); }
   // The file at PATH, streamed; throws SystemError.
   void update_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -59,6 +51,16 @@ Digest git_digest(std::string_view format, std::string_view type, uintmax_t size
 }
 
 }  // namespace
+
+std::string hex(std::string_view raw) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
 
 std::string sha256_hex(std::string_view data) {
   Digest h;

@@ -1,4 +1,5 @@
 #include "util/journal.hpp"
+#include "util/hash.hpp"
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -37,7 +38,7 @@ std::string hmac_hex(std::string_view key, std::string_view text) {
   if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
             text.size(), mac, &length))
     throw SystemError("seal a journal line", "HMAC-SHA256 failed");
-  return to_hex(std::string_view(reinterpret_cast<const char*>(mac), length));
+  return hex(std::string_view(reinterpret_cast<const char*>(mac), length));
 }
 
 // The journal's place, which every seal covers, so that a line sealed in one run's journal
@@ -200,17 +201,6 @@ Contents parse(std::string_view text, std::string_view key, const std::string& p
     }
   }
   return c;
-}
-
-std::string to_hex(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
 }
 
 std::string from_hex(std::string_view hex) {

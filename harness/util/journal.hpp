@@ -65,8 +65,8 @@ Contents read(const fs::path& file, std::string_view key);
 // What read does with the text of a journal at PLACE (a canonical path: what its seals cover).
 Contents parse(std::string_view text, std::string_view key, const std::string& place);
 
-// Bytes <-> hex, so a knob's old value is kept byte for byte whatever it holds.
-std::string to_hex(std::string_view bytes);
+// Hex -> bytes (util/hash.hpp's hex the other way), so a knob's old value is kept byte for
+// byte whatever it holds.
 std::string from_hex(std::string_view hex);  // throws std::invalid_argument
 
 // This process's start time in clock ticks since boot (/proc/PID/stat field 22);

@@ -66,11 +66,7 @@ std::optional<SlotHeader> read_slot(const std::string& device) {
 }
 
 std::string random_slot() {
-  auto bytes = read_device("/dev/urandom", 0, 8);
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (unsigned char c : bytes) s += {hex[c >> 4], hex[c & 15]};
-  return s;
+  return hex(read_device("/dev/urandom", 0, 8));
 }
 
 fs::path pending_file() { return state_dir() / "pending"; }

@@ -18,6 +18,7 @@
 #include "proc/runner.hpp"
 #include "support/killed_process.hpp"
 #include "support/temp_dir.hpp"
+#include "util/hash.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
@@ -271,7 +272,7 @@ TEST_CASE("cleanup: a journal someone else wrote changes nothing (a knob, a file
   ks::write_file(run.file("ksandwich-victim"), "data");
   ks::write_file(run.journal(),
                  R"({"seq":1,"kind":"knob","data":{"path":")" + run.file("knob").string() +
-                     R"(","old_hex":")" + journal::to_hex("pwned") + R"(","value":"current"},"pid":0})" "\n" +
+                     R"(","old_hex":")" + ks::hex("pwned") + R"(","value":"current"},"pid":0})" "\n" +
                      R"({"seq":2,"kind":"file","data":{"path":")" + run.file("ksandwich-victim").string() +
                      R"("},"pid":0})" "\n");
   auto report = cleanup_run(run.out, rules_for(run.tmp.path), run.state());

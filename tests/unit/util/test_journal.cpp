@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "support/temp_dir.hpp"
+#include "util/hash.hpp"
 #include "util/files.hpp"
 #include "util/journal.hpp"
 
@@ -69,7 +70,7 @@ TEST_CASE("journal: a torn last line is ignored, and the next entry does not run
 
 TEST_CASE("journal: bytes survive hex exactly, and nothing is journaled without an active journal") {
   std::string bytes("128\n\0\xff[none] x\n", 15);
-  CHECK(journal::from_hex(journal::to_hex(bytes)) == bytes);
+  CHECK(journal::from_hex(ks::hex(bytes)) == bytes);
   CHECK_THROWS(journal::from_hex("abc"));
   CHECK_THROWS(journal::from_hex("zz"));
   CHECK(journal::record("file", {{"path", "/x"}}) == 0);
