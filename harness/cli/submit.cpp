@@ -112,13 +112,25 @@ void set_submit(CLI::App& app, Context& context) {
     options.insert(options.end(), args->sbatch_args.begin(), args->sbatch_args.end());
     auto jobs = cluster::plan_jobs(inputs, context.ksandwich, dir);
 
-    fs::create_directories(dir / "logs");
-    fs::create_directories(dir / "results");
+    // A refused submission (its jobs are cancelled) takes away what it made here: the script,
+    // and each directory it created while that is still empty.
+    std::vector<fs::path> made;
+    for (auto& d : {dir, dir / "logs", dir / "results"})
+      if (!fs::exists(d)) made.push_back(d);
     auto script = dir / cluster::kJobScriptName;
-    write_file_atomic(script, "#!/bin/sh\n# One ksandwich job: the command is this script's arguments.\nexec \"$@\"\n");
-    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                fs::perms::others_read | fs::perms::others_exec);
-    cluster::submit(jobs, options, dir);
+    try {
+      fs::create_directories(dir / "logs");
+      fs::create_directories(dir / "results");
+      write_file_atomic(script, "#!/bin/sh\n# One ksandwich job: the command is this script's arguments.\nexec \"$@\"\n");
+      fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+      cluster::submit(jobs, options, dir);
+    } catch (...) {
+      std::error_code ec;
+      fs::remove(script, ec);
+      for (auto d = made.rbegin(); d != made.rend(); ++d) fs::remove(*d, ec);
+      throw;
+    }
 
     cluster::Manifest m;
     m.submitted_at = now_utc_iso8601();

@@ -239,9 +239,7 @@ class Driver {
   // Measures COMMIT against good as step STEP (already in the state, possibly half done).
   std::optional<evidence::Analysis> measure(bisect::Step& step) {
     auto started = Clock::now();
-    if (same_tree(s_.repo, s_.good.sha, step.commit)) {
-      if (step.role == "initial")
-        throw UserError("good and bad have the same tree: nothing to bisect", "give a bad commit that changes the kernel");
+    if (same_tree(s_.repo, s_.good.sha, step.commit)) {  // never the initial step's (prepare)
       step.verdict = "good";
       step.reason = kSameTree;
       return std::nullopt;
@@ -456,6 +454,9 @@ Prepared prepare(const BisectOptions& o) {
   fresh.good = resolve(repo, o.good, "--good");
   fresh.bad = resolve(repo, o.bad, "--bad");
   fresh.commits = commits_between(repo, fresh.good, fresh.bad);
+  // Refused before a state or directory is made (an earlier check, at the first step, left them).
+  if (same_tree(repo, fresh.good.sha, fresh.bad.sha))
+    throw UserError("--good and --bad have the same tree: nothing to bisect", "give a bad commit that changes the kernel");
   return {std::move(e), std::move(base), std::move(fresh)};
 }
 

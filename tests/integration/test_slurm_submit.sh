@@ -38,6 +38,12 @@ done
 
 slurm_wait_machine_lock
 
+"$ks" submit --slurm --partition no-such-partition --dir "$tmp/refused" "$tmp/it-slurm-a.json" >"$tmp/refused.out" 2>&1
+code=$?
+check "a submit sbatch refuses exits 2 and says so" \
+  bash -c 'test "$0" -eq 2 && grep -q "sbatch refused job" "$1"' "$code" "$tmp/refused.out"
+check "a refused submit leaves no directory, script or log behind" test ! -e "$tmp/refused"
+
 "$ks" submit --slurm --partition debug --sbatch-arg=--time=20 --dir "$sub" "$tmp/it-slurm-a.json" "$tmp/it-slurm-b.json" \
   >"$tmp/submit.out" 2>&1
 code=$?

@@ -409,6 +409,11 @@ PY
   mkdir "$tmp/bis-fifo" && mkfifo "$tmp/bis-fifo/bisect.json"
   expect_error "bisect: a state file that is a FIFO" "not a regular file" -- \
     timeout 20 "$ks" bisect "$tmp/bis.json" --good HEAD~3 --bad HEAD --out "$tmp/bis-fifo"
+  # Good and bad of the same tree: refused with nothing written.
+  git -C "$repo" -c user.name=t -c user.email=t@t commit -q --allow-empty -m "no change"
+  expect_error "bisect: good and bad of the same tree" "same tree: nothing to bisect" -- \
+    "$ks" bisect "$tmp/bis.json" --good HEAD~1 --bad HEAD --out "$tmp/bis-same"
+  [ ! -e "$tmp/bis-same" ] || { echo "FAIL bisect of the same tree left $tmp/bis-same"; failures=$((failures + 1)); }
 else
   echo "SKIPPED (part): a forged bisect state needs git and jq"
 fi
