@@ -101,7 +101,8 @@ std::string clean_address(std::string a) {
   auto from = a.find_first_not_of(' '), to = a.find_last_not_of(' ');
   a = from == std::string::npos ? std::string() : a.substr(from, to - from + 1);  // one cut: no erase per space
   const auto at = a.find('@');
-  const bool clean = at != std::string::npos && at > 0 && at + 1 < a.size() && a.find('@', at + 1) == std::string::npos &&
+  // Never a leading '-': pasted after a mailer's name it would be read as an option.
+  const bool clean = at != std::string::npos && at > 0 && a.front() != '-' && at + 1 < a.size() && a.find('@', at + 1) == std::string::npos &&
                      a.size() <= 254 && std::all_of(a.begin(), a.end(), [](unsigned char c) {
                        return std::isalnum(c) || std::string_view("!#$%&'*+-/=?^_`{|}~.@").find(static_cast<char>(c)) !=
                                                      std::string_view::npos;

@@ -42,9 +42,9 @@ std::string html(const evidence::Bundle& bundle, const Options& options = {});
 // The report model (what the three views above render) as JSON, for scripts and CI.
 std::string json(const evidence::Bundle& bundle, const Options& options = {});
 
-// A bare address (local@domain, dot-atom characters only) trimmed of spaces, or "" when it
-// is not one: what a reply's To: and Cc: take, so that no value can add a recipient or a
-// header of its own.
+// A bare address (local@domain, dot-atom characters only, not starting with '-') trimmed of
+// spaces, or "" when it is not one: what a reply's To: and Cc: take, so that no value can add
+// a recipient or a header of its own.
 std::string clean_address(std::string address);
 // The clean address of a mailbox, "Name <a@b>" or "a@b"; "" when there is none or something
 // follows the '>'.

@@ -160,6 +160,9 @@ TEST_CASE("reply: a hostile patch's author, Message-ID and subject neither run w
   // The one clean address; no From: (one with more after its address is left to the
   // mailer) and no To: (the author's address has a space in it).
   CHECK(eml->rfind("Cc: d@z\nSubject: ", 0) == 0);
+  // An address a mailer's command line would take as an option goes nowhere either.
+  CHECK(ks::report::clean_address(" -oQ/tmp@x ") == "");
+  CHECK(ks::report::mailbox_address("x <a-b@x.org>") == "a-b@x.org");
 }
 
 TEST_CASE("reply: mail() is a MIME mail to the author, the list on Cc, the bundle attached in base64") {
