@@ -28,9 +28,11 @@ void set_nightly_command(CLI::App& app, Context& context) {
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and what would be recorded; touch nothing");
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out, context.repo_dir);
-    if (std::filesystem::is_regular_file(o.experiment_file))  // else `run` says what is wrong
-      experiment::require_one_run_per_process(
-          experiment::parse_file(o.experiment_file), "nightly");
+    if (std::filesystem::is_regular_file(o.experiment_file)) {  // else `run` says what is wrong
+      auto e = experiment::parse_file(o.experiment_file);
+      experiment::require_one_run_per_process(e, "nightly");
+      o.experiment = e.raw;  // what `run` measures is what was checked, not the file read again
+    }
     o.dry_run = args->dry_run;
     set_tool(o, context);
     check_output_file(args->db, "--history", true);
