@@ -279,12 +279,9 @@ Confinement confine(const Inputs& in, const fs::path& tree, const fs::path& objd
     if (starts_with(source.string() + "/", cache.string() == "/" ? "/" : cache.string() + "/"))
       throw UserError("ccache's directory " + in.ccache_dir.string() + " holds the kernel tree " + tree.string(),
                       "point CCACHE_DIR (or --ccache-dir) at a directory of its own, e.g. /var/cache/ksandwich/ccache");
-    // The build uid reads it (the entries are made 0644), no one else but root; a directory
-    // of another owner's (a sudo user's own ccache) is left as it is, and not read
-    // (thirty-fourth attack: a user's ~/.ccache was made root's and closed to them).
-    struct stat st {};
-    if (::stat(cache.c_str(), &st) == 0 && st.st_uid == 0 &&
-        (::chown(cache.c_str(), 0, kBuildGid) != 0 || ::chmod(cache.c_str(), 0750) != 0))
+    // The build uid reads it (the entries are made 0644), no one else but root. It is root's
+    // (check_cache_root: a sudo user's own ccache is refused, never made root's).
+    if (::chown(cache.c_str(), 0, kBuildGid) != 0 || ::chmod(cache.c_str(), 0750) != 0)
       throw SystemError("open " + cache.string() + " to the build", std::strerror(errno));
     c.prefix.insert(c.prefix.end(), {writes_ccache ? "--bind" : "--ro-bind", cache.string(), c.ccache_dir.string()});
   }

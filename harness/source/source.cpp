@@ -410,15 +410,25 @@ fs::path default_cache_root() {
 fs::path check_cache_root(const fs::path& root, const std::string& what) {
   if (::geteuid() != 0) return root;  // anyone else builds and boots only what they may change
   const std::string hint =
-      "use a cache only root (or you, under sudo) can change: unset KSANDWICH_CACHE and CCACHE_DIR "
-      "for root's own in /var/cache/ksandwich, or make it and its folders yours alone (chown, chmod go-w)";
+      "as root, use a cache only root can change: unset KSANDWICH_CACHE and CCACHE_DIR for root's own in "
+      "/var/cache/ksandwich, or make it, its folders and every directory above it root's, and chmod go-w";
   auto refuse = [&](const std::string& why, const std::string& also = "") {
     throw UserError(what + " " + root.string() + ": " + why, also.empty() ? hint : also);
   };
   if (auto why = untrusted_on_the_way(root, PathRole::kTrustedDirectory)) refuse(*why);
   const auto real = fs::weakly_canonical(fs::absolute(root));  // resolvable: checked above
+  // Root's alone, the way there included: root makes, chmods, builds in and removes its
+  // folders by name long after this check, so no one else, not the sudo user either, may be
+  // able to put a link in their place (forty-fifth attack: a sudo user's cache, its build/
+  // swapped for a link after the check, had root chmod another directory 0700 and build in it).
+  fs::path way;
+  for (auto& part : real) {
+    way /= part;
+    struct stat st{};
+    if (::lstat(way.c_str(), &st) == 0 && st.st_uid != 0) refuse(way.string() + " " + owner_text(way, st));
+  }
   // Its entries (build/, source/, ccache's 0-f and ccache.conf, which names commands ccache
-  // runs) are its maker's own: never links, never another's.
+  // runs) are root's too, and never links.
   std::error_code ec;
   for (auto& entry : fs::directory_iterator(real, ec)) {
     struct stat st{};
@@ -426,7 +436,7 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
     if (S_ISLNK(st.st_mode))
       refuse(entry.path().string() + " is a symbolic link",
              "a link could lead anywhere: move the folder itself there, or point the cache at the other disk");
-    if (!trusted_dir(st) || others_may_write(entry.path(), st))
+    if (st.st_uid != 0 || !trusted_dir(st) || others_may_write(entry.path(), st))
       refuse(entry.path().string() + " " + owner_text(entry.path(), st));
   }
   return real;

@@ -67,8 +67,9 @@ fs::path ensure_dir(const fs::path& dir);
 
 // The cache holds what root compiles, boots and kexecs: a Makefile or a kernel planted in it
 // runs as root. So for root, the way to ROOT and ROOT itself must be such that no one else can
-// change them (util's untrusted_on_the_way, as a cache), and its entries neither links nor
-// another's. Returns ROOT resolved (for anyone else ROOT as given, unchecked); throws
+// change them (util's untrusted_on_the_way, as a cache), every directory there is root's (not
+// the sudo user's either: root makes and removes folders in it by name), and its entries are
+// root's and no links. Returns ROOT resolved (for anyone else ROOT as given, unchecked); throws
 // UserError naming WHAT. (ccache's directory too: what it hands back is linked into the kernel.)
 fs::path check_cache_root(const fs::path& root, const std::string& what = "kernel cache");
 

@@ -47,23 +47,35 @@ struct Close {
   }
 };
 
-// The regular file WHERE (an O_PATH descriptor of PATH, or -1 with errno), read whole.
-std::optional<std::string> read_opened(Close where, const fs::path& path, size_t max_bytes) {
+// The regular file WHERE (an O_PATH descriptor of PATH, or -1 with errno) opened for reading,
+// its stat in ST; -1 when it does not exist.
+int reopen_regular(const Close& where, const fs::path& path, struct stat& st) {
   if (where.fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
+    if (errno == ENOENT) return -1;
     if (errno == ELOOP || errno == EXDEV)
       throw SystemError("open " + path.string(), "a symbolic link is on the way, or it leads outside");
     throw SystemError("open " + path.string(), errno);
   }
-  struct stat st{};
   if (::fstat(where.fd, &st) != 0) throw SystemError("stat " + path.string(), errno);
   if (S_ISLNK(st.st_mode)) throw SystemError("open " + path.string(), "it is a symbolic link");
   if (!S_ISREG(st.st_mode))
     throw SystemError("read " + path.string(), "not a regular file (a device, FIFO, socket or directory)");
   // The very file just checked, opened for reading through its descriptor.
-  Close reading{::open(("/proc/self/fd/" + std::to_string(where.fd)).c_str(), O_RDONLY | O_CLOEXEC)};
-  const int fd = reading.fd;
+  const int fd = ::open(("/proc/self/fd/" + std::to_string(where.fd)).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw SystemError("open " + path.string(), errno);
+  return fd;
+}
+
+int open_path(const fs::path& path, Links links) {
+  return ::open(path.c_str(), O_PATH | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0));
+}
+
+// The regular file WHERE (as reopen_regular takes it), read whole.
+std::optional<std::string> read_opened(const Close& where, const fs::path& path, size_t max_bytes) {
+  struct stat st{};
+  Close reading{reopen_regular(where, path, st)};
+  const int fd = reading.fd;
+  if (fd < 0) return std::nullopt;
   auto too_big = [&] {
     return SystemError("read " + path.string(), "it holds more than " + std::to_string(max_bytes) +
                                                     " bytes, more than such a file ever holds");
@@ -93,7 +105,14 @@ std::optional<std::string> read_regular_file(const fs::path& path, size_t max_by
   // O_PATH first: its kind is known before anything is opened for reading, since opening
   // can itself act (a FIFO waits for a writer, /dev/watchdog arms, a tape rewinds). With
   // O_NOFOLLOW, O_PATH opens a link itself, which fstat then names.
-  return read_opened({::open(path.c_str(), O_PATH | O_CLOEXEC | (links == Links::refuse ? O_NOFOLLOW : 0))}, path, max_bytes);
+  return read_opened({open_path(path, links)}, path, max_bytes);
+}
+
+int open_regular_file(const fs::path& path, Links links) {
+  struct stat st{};
+  const int fd = reopen_regular({open_path(path, links)}, path, st);
+  if (fd < 0) throw SystemError("open " + path.string(), ENOENT);
+  return fd;
 }
 
 std::optional<std::string> read_regular_file_beneath(const fs::path& dir, const fs::path& rel, size_t max_bytes) {

@@ -18,6 +18,10 @@ std::optional<std::string> try_read_file(const fs::path& path); // nullopt when 
 // hands over, whose size and kind ksandwich did not choose.
 enum class Links { follow, refuse };
 std::optional<std::string> read_regular_file(const fs::path& path, size_t max_bytes, Links links);
+// PATH opened for reading (a descriptor the caller closes) when it is a regular file, its kind
+// checked before anything is opened: a FIFO would wait for a writer, a device act or never
+// end. Throws SystemError saying why not, ENOENT when it does not exist.
+int open_regular_file(const fs::path& path, Links links);
 // The same for REL beneath DIR, with no symbolic link anywhere on the way (open_path_beneath):
 // for a file a program ksandwich does not trust left in a directory it made.
 std::optional<std::string> read_regular_file_beneath(const fs::path& dir, const fs::path& rel, size_t max_bytes);

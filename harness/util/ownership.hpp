@@ -68,7 +68,9 @@ void open_tree_for_reading(const std::filesystem::path& dir);
 // For root, an input ksandwich builds, boots or runs from (an experiment, a patch, a config,
 // a mailbox, a kernel source tarball or tree): throws UserError naming WHAT when someone else
 // could change it (untrusted_on_the_way; a directory as a cache is, a file as a file used in
-// place). Bundles and reports are read from anyone: this is not for them.
+// place), and under sudo when the invoking user could not read it themselves (root must not
+// read a root-only file into a message or a kernel's .config for them). Bundles and reports
+// are read from anyone: this is not for them.
 void require_trusted_input(const std::filesystem::path& path, const std::string& what);
 
 // A record ksandwich keeps in its cache (a source's source.json, a build's identity.json, an

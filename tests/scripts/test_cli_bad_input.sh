@@ -295,6 +295,28 @@ if [ "$(id -u)" -eq 0 ]; then
     env KSANDWICH_CACHE="$tmp/ours" "$ks" run default --dry-run --out "$tmp/o-ours"
   expect_error "build: CCACHE_DIR another user owns" "ccache directory $tmp/theirs: $tmp/theirs belongs" -- env CCACHE_DIR="$tmp/theirs" \
     "$ks" build --preflight
+  # Forty-fifth attack: the sudo user's own cache or ccache, or root's cache in a directory of
+  # theirs (they could swap a folder for a link between the check and root's chmod or build in
+  # it); and a config fragment they could not read themselves, linked or named.
+  expect_error "build --cache: the sudo user's own cache" "kernel cache $tmp/theirs: $tmp/theirs belongs to uid 65534" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" build --cache "$tmp/theirs" --preflight
+  mkdir -p "$tmp/sudo-home" && chown nobody "$tmp/sudo-home" && chmod 755 "$tmp" && mkdir -p "$tmp/sudo-home/cache"
+  expect_error "build --cache: root's cache in the sudo user's directory" "$tmp/sudo-home belongs to uid 65534" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" build --cache "$tmp/sudo-home/cache" --preflight
+  expect_error "build: the sudo user's CCACHE_DIR" "ccache directory $tmp/theirs: $tmp/theirs belongs to uid 65534" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 CCACHE_DIR="$tmp/theirs" "$ks" build --preflight
+  printf 'TOPSECRET-root-only-line\n' >"$tmp/secret.config" && chmod 600 "$tmp/secret.config"
+  ln -s "$tmp/secret.config" "$tmp/sudo-home/frag.config" && chown -h nobody "$tmp/sudo-home/frag.config"
+  for fragment in "$tmp/secret.config" "$tmp/sudo-home/frag.config"; do
+    out=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" build --config-fragment "$fragment" --preflight 2>&1)
+    code=$?
+    if [ "$code" -ne 2 ] || ! grep -q "who ran sudo, cannot read it" <<<"$out" || grep -q TOPSECRET <<<"$out"; then
+      echo "FAIL build read a fragment the sudo user cannot read (exit $code): $out"; failures=$((failures + 1))
+    else
+      echo "ok   build: a fragment the sudo user cannot read: $(head -n1 <<<"$out")"
+    fi
+  done
+  chmod 700 "$tmp"
   out=$(KSANDWICH_CACHE="$tmp/theirs" "$ks" doctor 2>&1)
   if ! grep -q "^MISSING kernel cache .*belongs to uid" <<<"$out" || [ "$(grep -c "belongs to uid" <<<"$out")" -ne 1 ]; then
     echo "FAIL doctor does not name a cache another user owns, once: $out"; failures=$((failures + 1))

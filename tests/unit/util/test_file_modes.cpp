@@ -7,6 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/temp_dir.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/ownership.hpp"
 
 namespace {
@@ -45,4 +51,32 @@ TEST_CASE("others_may_write: the world, or a group shared beyond root's and the 
     break;
   }
   ::endpwent();
+}
+
+TEST_CASE("require_trusted_input: under sudo, what the invoking user could not read is refused, a link to it too") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: the sudo user's reading is asked for root only");
+    return;
+  }
+  ks::test::TempDir dir;
+  std::filesystem::permissions(dir.path, std::filesystem::perms(0755));
+  auto secret = dir.path / "secret.config";
+  ks::write_file(secret, "TOPSECRET=y\n");
+  std::filesystem::permissions(secret, std::filesystem::perms(0600));
+  std::filesystem::create_symlink(secret, dir.path / "fragment.config");
+  struct Sudo {  // as `sudo` leaves them, for nobody
+    Sudo() { ::setenv("SUDO_UID", "65534", 1), ::setenv("SUDO_GID", "65534", 1); }
+    ~Sudo() { ::unsetenv("SUDO_UID"), ::unsetenv("SUDO_GID"); }
+  };
+  {
+    Sudo sudo;
+    CHECK_THROWS_WITH(ks::require_trusted_input(secret, "config fragment"), Catch::Contains("uid 65534, who ran sudo, cannot read it"));
+    CHECK_THROWS_WITH(ks::require_trusted_input(dir.path / "fragment.config", "config fragment"),
+                      Catch::Contains("cannot read it"));
+    std::filesystem::permissions(secret, std::filesystem::perms(0644));
+    CHECK_NOTHROW(ks::require_trusted_input(dir.path / "fragment.config", "config fragment"));
+    std::filesystem::permissions(dir.path, std::filesystem::perms(0700));  // the way there counts too
+    CHECK_THROWS(ks::require_trusted_input(secret, "config fragment"));
+  }
+  CHECK_NOTHROW(ks::require_trusted_input(secret, "config fragment"));  // root's own reading
 }

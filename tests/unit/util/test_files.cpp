@@ -8,7 +8,9 @@
 #include <string>
 
 #include "support/temp_dir.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/hash.hpp"
 
 TEST_CASE("read_head_and_tail: whole up to the bound, else its head and tail and what was left out") {
   ks::test::TempDir dir;
@@ -27,4 +29,14 @@ TEST_CASE("read_head_and_tail: whole up to the bound, else its head and tail and
   CHECK(ks::read_head_and_tail(dir.path / "link", 100).empty());
   REQUIRE(::mkfifo((dir.path / "fifo").c_str(), 0600) == 0);
   CHECK(ks::read_head_and_tail(dir.path / "fifo", 100).empty());
+}
+
+TEST_CASE("sha256_file: a FIFO or a device in a file's place is refused at once, never waited on or read forever") {
+  ks::test::TempDir dir;
+  REQUIRE(::mkfifo((dir.path / "bzImage").c_str(), 0644) == 0);
+  CHECK_THROWS_WITH(ks::sha256_file(dir.path / "bzImage"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(ks::sha256_file("/dev/zero"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_AS(ks::sha256_file(dir.path / "missing"), ks::SystemError);
+  ks::write_file(dir.path / "f", "abc");
+  CHECK(ks::sha256_file(dir.path / "f") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
