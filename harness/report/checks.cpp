@@ -137,9 +137,9 @@ void Builder::direct_hits() {
     for (auto& e : p->direct_hit) {
       if (!e.is_object()) continue;
       std::string function = first_of(e, {"function"});
-      bool available = e.value("available", true);
-      bool filtered = e.value("filtered", true);
-      bool required = e.value("required", false);
+      bool available = field_or(e, "available", true);
+      bool filtered = field_or(e, "filtered", true);
+      bool required = field_or(e, "required", false);
       uint64_t calls = count_of(e, "calls").value_or(0);
       std::string status;
       if (!available)

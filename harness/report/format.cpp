@@ -154,6 +154,29 @@ std::optional<uint64_t> count_of(const nlohmann::json& object, const char* key) 
   return std::nullopt;
 }
 
+namespace {
+const nlohmann::json* field(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+}  // namespace
+
+bool field_or(const nlohmann::json& object, const char* key, bool fallback) {
+  auto* f = field(object, key);
+  return f && f->is_boolean() ? f->get<bool>() : fallback;
+}
+
+double field_or(const nlohmann::json& object, const char* key, double fallback) {
+  auto* f = field(object, key);
+  return f && f->is_number() ? f->get<double>() : fallback;
+}
+
+std::string field_or(const nlohmann::json& object, const char* key, const std::string& fallback) {
+  auto* f = field(object, key);
+  return f && f->is_string() ? f->get<std::string>() : fallback;
+}
+
 std::string display_name(const std::string& author) {
   auto lt = author.find('<');
   if (lt == std::string::npos || lt == 0) return author;

@@ -64,6 +64,13 @@ std::string first_of(const nlohmann::json& object, std::initializer_list<const c
 // OBJECT[key] as a non-negative whole number (JSON integers may be signed or unsigned).
 std::optional<uint64_t> count_of(const nlohmann::json& object, const char* key);
 
+// OBJECT[key] when OBJECT is an object holding it as a boolean, number or string as
+// FALLBACK is one, else FALLBACK: a field of another type, which a schema leaves untyped or a
+// hand made, never ends a report (forty-sixth attack: exit 70 on `"seconds": "x"`).
+bool field_or(const nlohmann::json& object, const char* key, bool fallback);
+double field_or(const nlohmann::json& object, const char* key, double fallback);
+std::string field_or(const nlohmann::json& object, const char* key, const std::string& fallback);
+
 // "Name <email>" -> "Name".
 std::string display_name(const std::string& author);
 

@@ -176,7 +176,7 @@ std::vector<std::pair<std::string, std::string>> Builder::storage_lines() const 
 std::string Builder::backend_line() const {
   const auto& a = b_.machine.is_object() ? b_.machine.value("accelerator", nlohmann::json()) : nlohmann::json();
   if (!a.is_object() || !a.value("used", nlohmann::json()).is_string()) return b_.backend;
-  return b_.backend + ", accelerator " + a["used"].get<std::string>() + " (" + a.value("reason", "") + ")";
+  return b_.backend + ", accelerator " + a["used"].get<std::string>() + " (" + field_or(a, "reason", std::string()) + ")";
 }
 
 std::string Builder::clock_line() const {
@@ -189,8 +189,8 @@ std::string Builder::clock_line() const {
 // Confirm: how many blocks ran, why the run stopped there, and how it was sized.
 std::string Builder::blocks_line() const {
   if (!b_.extra.is_object() || !b_.extra.contains("stopped")) return "";
-  std::string line = b_.extra["stopped"].value("reason", "");
-  if (b_.extra.contains("sizing")) line += "; sized: " + b_.extra["sizing"].value("reason", "");
+  std::string line = field_or(b_.extra["stopped"], "reason", std::string());
+  if (b_.extra.contains("sizing")) line += "; sized: " + field_or(b_.extra["sizing"], "reason", std::string());
   return line;
 }
 
@@ -309,12 +309,13 @@ std::string Builder::time_line() const {
   std::vector<std::string> parts;
   if (t.contains("builds") && t["builds"].is_object())
     for (auto& [arm, b] : t["builds"].items())
-      parts.push_back(fmt::format("{} kernel {} ({})", arm, secs(b.value("seconds", 0.0)),
-                                  b.value("cache_hit", false) ? "cached" : b.value("mode", "") + " build"));
+      parts.push_back(fmt::format("{} kernel {} ({})", arm, secs(field_or(b, "seconds", 0.0)),
+                                  field_or(b, "cache_hit", false) ? "cached" : field_or(b, "mode", std::string()) + " build"));
   double points = 0, workloads = 0, boot = 0;
   int booted = 0;
-  for (auto& p : t.value("points", json::array())) {
-    points += p.value("seconds", 0.0);
+  const auto& timed = t.contains("points") && t["points"].is_array() ? t["points"] : json::array();
+  for (auto& p : timed) {
+    points += field_or(p, "seconds", 0.0);
     if (p.contains("workload_s") && p["workload_s"].is_number()) workloads += p["workload_s"].get<double>();
     if (p.contains("boot_to_agent_s") && p["boot_to_agent_s"].is_number()) {
       boot += p["boot_to_agent_s"].get<double>();
@@ -324,7 +325,7 @@ std::string Builder::time_line() const {
   parts.push_back(fmt::format("points {}", secs(points)));
   if (booted) parts.push_back(fmt::format("boot to agent {:.1f} s a point", boot / booted));
   if (workloads > 0) parts.push_back(fmt::format("workloads in the guests {}", secs(workloads)));
-  parts.push_back(fmt::format("analysis {:.2f} s", t.value("analysis_s", 0.0)));
+  parts.push_back(fmt::format("analysis {:.2f} s", field_or(t, "analysis_s", 0.0)));
   return join(parts, ", ");
 }
 

@@ -365,3 +365,32 @@ TEST_CASE("validate: every reader wants each finished point's rounds, its kernel
     return g.name == "semantic" && !g.passed && g.detail.find(expected) != std::string::npos;
   }));
 }
+
+TEST_CASE("validate: a point's direct-hit gates are matched in order, so two required functions validate and no copy stands in") {
+  // Forty-sixth attack: each stored gate was matched to the first of its name and scope.
+  auto raw = json::parse(read_file(test::source_dir() / "tests/data/bundles/qemu-confirm.json"));
+  for (auto& hit : raw["experiment"]["direct_hits"]) hit["required"] = true;
+  for (auto& p : raw["points"])
+    for (auto& hit : p["direct_hit"]) hit["required"] = true;
+  auto both = rederived(raw);
+  auto gate_of = [](const json& gates, const std::string& scope, size_t n) {
+    size_t seen = 0;
+    for (size_t i = 0; i < gates.size(); ++i)
+      if (gates[i]["name"] == "direct_hit" && gates[i]["scope"] == scope && seen++ == n) return i;
+    FAIL("no direct_hit gate " << n << " of " << scope);
+    return size_t(0);
+  };
+  const auto scope = both["analysis"]["gates"][gate_of(both["analysis"]["gates"], "point 1", 1)]["scope"].get<std::string>();
+  INFO(paths(check(both)));
+  CHECK(check(both).empty());
+  // The second function not called in point 1: its gate fails, and a copy of the first
+  // (passing) gate written over it is caught.
+  raw["points"][1]["direct_hit"][1]["calls"] = 0;
+  auto failing = rederived(raw);
+  auto& gates = failing["analysis"]["gates"];
+  CHECK_FALSE(gates[gate_of(gates, scope, 1)]["passed"].get<bool>());
+  gates[gate_of(gates, scope, 1)] = gates[gate_of(gates, scope, 0)];
+  auto ms = check(failing);
+  INFO(paths(ms));
+  CHECK(find(ms, "/analysis/gates[direct_hit: " + scope + " #2]/passed"));
+}

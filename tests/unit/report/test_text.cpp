@@ -2,10 +2,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "evidence/bundle.hpp"
 #include "report/report.hpp"
+#include "support/paths.hpp"
 #include "unit/report/report_test_util.hpp"
 #include "unit/report/sample_bundle.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 using Catch::Matchers::Contains;
 using ks::test::flat;
@@ -605,4 +608,19 @@ TEST_CASE("text: no line a bundle wrote passes for the report's verdict or a tra
     }
     CHECK(own == 1);
   }
+}
+
+TEST_CASE("text: bundle fields of another type than the report reads are left out, never an internal error") {
+  // Forty-sixth attack: exit 70 from every report format on each of these.
+  auto raw = nlohmann::json::parse(ks::read_file(ks::test::source_dir() / "tests/data/bundles/qemu-confirm.json"));
+  raw["timings"]["points"][0]["seconds"] = "x";
+  raw["timings"]["builds"]["control"] = 7;
+  raw["points"][0]["direct_hit"][0]["available"] = "yes";
+  raw["points"][0]["direct_hit"][1]["required"] = "x";
+  auto b = ks::evidence::from_json(raw);
+  std::string out;
+  REQUIRE_NOTHROW(out = text_of(b));
+  CHECK_THAT(out, Contains("points "));
+  CHECK_NOTHROW(ks::report::html(b, {}));
+  CHECK_NOTHROW(ks::report::json(b, {}));
 }
