@@ -1,5 +1,6 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,6 +123,18 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
     throw UserError(option + " " + given.string() + ": " + *why,
                     "name a place only you (or root) can change, e.g. " + option +
                         " results/my-run (in a shared directory such as /tmp, make it first as root: mkdir)");
+  // Under sudo, only where the invoking user could write themselves: the directory it is made
+  // in (the nearest that exists) and the file it replaces (forty-sixth attack: `analyze --out`
+  // replaced a root-only file in a root-only directory).
+  AsInvokingUser as;
+  if (as.who().empty()) return;
+  std::error_code ec;
+  auto dir = fs::is_directory(real, ec) ? real : real.parent_path();
+  while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
+  auto may = [](const fs::path& p, int mode) { return ::faccessat(AT_FDCWD, p.c_str(), mode, AT_EACCESS) == 0; };
+  if (!may(dir, W_OK | X_OK) || (fs::is_regular_file(real, ec) && !may(real, W_OK)))
+    throw UserError(option + " " + given.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
+                    "name a place of yours, e.g. " + option + " results/my-run");
 }
 
 fs::path resolved(const fs::path& path, const std::string& option, const std::string& hint) {

@@ -150,12 +150,58 @@ std::string read_head_and_tail(const fs::path& path, size_t max_bytes) {
   return text;
 }
 
+AsInvokingUser::AsInvokingUser() {
+  const char* uid_text = std::getenv("SUDO_UID");
+  const char* gid_text = std::getenv("SUDO_GID");
+  if (::geteuid() != 0 || !uid_text || !gid_text) return;
+  auto id = [](const char* text) -> std::optional<unsigned> {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long n = std::strtoul(text, &end, 10);
+    if (!std::isdigit(static_cast<unsigned char>(*text)) || *end || errno || n >= 0xffffffffUL) return std::nullopt;
+    return static_cast<unsigned>(n);
+  };
+  const auto uid = id(uid_text), gid = id(gid_text);
+  if (!uid || !gid) throw SystemError("take the ids of the user who ran sudo", "SUDO_UID or SUDO_GID is not a number");
+  if (*uid == 0) return;
+  const int count = ::getgroups(0, nullptr);
+  std::vector<gid_t> groups(static_cast<size_t>(std::max(count, 0)));
+  if (count < 0 || ::getgroups(count, groups.data()) != count) throw SystemError("getgroups", errno);
+  groups_.assign(groups.begin(), groups.end());
+  // System calls of their own: the kernel's credentials are per thread, and glibc's
+  // setgroups would change every thread's. setfsuid answers the id before; -1 changes nothing.
+  const gid_t group = *gid;
+  if (::syscall(SYS_setgroups, 1, &group) != 0) throw SystemError("setgroups", errno);
+  fsgid_ = static_cast<unsigned>(::syscall(SYS_setfsgid, group));
+  fsuid_ = static_cast<unsigned>(::syscall(SYS_setfsuid, *uid));
+  who_ = std::string("uid ") + uid_text + ", who ran sudo";
+  if (::syscall(SYS_setfsuid, -1) != static_cast<long>(*uid) || ::syscall(SYS_setfsgid, -1) != static_cast<long>(group)) {
+    restore();
+    throw SystemError("take the ids of the user who ran sudo", "setfsuid or setfsgid was refused");
+  }
+}
+
+AsInvokingUser::~AsInvokingUser() { restore(); }
+
+void AsInvokingUser::restore() {
+  if (who_.empty()) return;
+  ::syscall(SYS_setfsuid, fsuid_);  // root's file capabilities come back with it
+  ::syscall(SYS_setfsgid, fsgid_);
+  std::vector<gid_t> groups(groups_.begin(), groups_.end());
+  ::syscall(SYS_setgroups, groups.size(), groups.data());
+  who_.clear();
+}
+
 std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links) {
+  std::string by;
   try {
+    AsInvokingUser as;
+    by = as.who().empty() ? "" : " by " + as.who();
     if (auto text = read_regular_file(path, max_bytes, links)) return *text;
   } catch (const SystemError& err) {
-    throw UserError(what + " " + path.string() + " cannot be read: " + err.what(),
-                    "name the " + what + " itself: a regular file of at most " + std::to_string(max_bytes >> 20) + " MiB");
+    throw UserError(what + " " + path.string() + " cannot be read" + by + ": " + err.what(),
+                    "name the " + what + " itself: a regular file of at most " + std::to_string(max_bytes >> 20) +
+                        " MiB" + (by.empty() ? "" : ", one you can read yourself"));
   }
   throw UserError(what + " " + path.string() + " does not exist", "check the path");
 }

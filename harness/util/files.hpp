@@ -30,9 +30,32 @@ std::optional<std::string> read_regular_file_beneath(const fs::path& dir, const 
 // line between them saying how much was left out. Empty when it does not exist or cannot be
 // read as a regular file (no link is followed).
 std::string read_head_and_tail(const fs::path& path, size_t max_bytes);
-// A file the user names (an experiment, a patch, a mailbox): read_regular_file following
-// links, with a UserError saying what is wrong with it (missing, not a regular file, larger
-// than MAX_BYTES) instead of a SystemError. WHAT names it in the message ("patch file").
+// Under sudo (root, SUDO_UID and SUDO_GID numbers, SUDO_UID not 0), while one lives, this
+// thread reaches files with the invoking user's file-system ids and group alone, without
+// root's file capabilities: the kernel allows each open as it would allow them, at the open
+// itself, so no link swapped in after a check leads elsewhere. Otherwise, and for every other
+// thread, nothing changes. Throws SystemError when the ids cannot be taken.
+class AsInvokingUser {
+ public:
+  AsInvokingUser();
+  ~AsInvokingUser();
+  AsInvokingUser(const AsInvokingUser&) = delete;
+  AsInvokingUser& operator=(const AsInvokingUser&) = delete;
+  // "uid N, who ran sudo", or "" when not under sudo.
+  const std::string& who() const { return who_; }
+
+ private:
+  void restore();
+  std::string who_;
+  unsigned fsuid_ = 0, fsgid_ = 0;
+  std::vector<unsigned> groups_;
+};
+
+// A file the user names (an experiment, a patch, a mailbox, a bundle): read_regular_file
+// following links, as the invoking user under sudo (AsInvokingUser: root reads for them only
+// what they could read), with a UserError saying what is wrong with it (missing, not a regular
+// file, larger than MAX_BYTES, not theirs to read) instead of a SystemError. WHAT names it in
+// the message ("patch file").
 // LINKS refuse: a link in PATH's last place is not followed, and the file is not read.
 std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links = Links::follow);
 // What an experiment, a mail or a patch can sensibly weigh: far beyond any real one.

@@ -316,6 +316,16 @@ if [ "$(id -u)" -eq 0 ]; then
       echo "ok   build: a fragment the sudo user cannot read: $(head -n1 <<<"$out")"
     fi
   done
+  mkdir -m 700 "$tmp/root-only" && echo root >"$tmp/root-only/file" && chmod 600 "$tmp/root-only/file"
+  expect_error "analyze --out: over a root-only file, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" analyze "$bundle" --out "$tmp/root-only/file"
+  [ "$(cat "$tmp/root-only/file")" = root ] || { echo "FAIL analyze --out replaced a root-only file under sudo"; failures=$((failures + 1)); }
+  # ... nor reads them root's bundles or histories.
+  cp "$bundle" "$tmp/root-only/b.json" && "$ks" history add --history "$tmp/root-only/h.sqlite" "$bundle" >/dev/null
+  expect_error "report: a root-only bundle, under sudo" "cannot be read by uid 65534, who ran sudo" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" report "$tmp/root-only/b.json"
+  expect_error "history list: a root-only history, under sudo" "as uid 65534, who ran sudo: unable to open" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" history list --history "$tmp/root-only/h.sqlite"
   chmod 700 "$tmp"
   out=$(KSANDWICH_CACHE="$tmp/theirs" "$ks" doctor 2>&1)
   if ! grep -q "^MISSING kernel cache .*belongs to uid" <<<"$out" || [ "$(grep -c "belongs to uid" <<<"$out")" -ne 1 ]; then
@@ -695,7 +705,8 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
     cp /etc/passwd "$tmp/passwd" && cp /etc/group "$tmp/group"
     echo "ks-alice:x:4242:4242::/nonexistent:/usr/sbin/nologin" >>"$tmp/passwd"
     echo "ks-alice:x:4242:" >>"$tmp/group"
-    mkdir -p "$tmp/alice/sub" && chown 4242:4242 "$tmp/alice" && chmod 775 "$tmp/alice"
+    # Theirs to write in (under sudo root writes only where the user could), on a way they may take.
+    mkdir -p "$tmp/alice/sub" && chown 4242:4242 "$tmp/alice" "$tmp/alice/sub" && chmod 775 "$tmp/alice" && chmod 755 "$tmp"
     in_fake_accounts() { unshare --mount bash -c 'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"' _ "$tmp/passwd" "$tmp/group" "$@"; }
     if in_fake_accounts env SUDO_UID=4242 SUDO_GID=4242 "$ks" junit "$bundle" --out "$tmp/alice/sub/x.xml" >/dev/null 2>&1; then
       echo "ok   junit --out in the sudo user's private group's directory"
@@ -705,6 +716,7 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
     echo "ks-bob:x:4243:4242::/nonexistent:/usr/sbin/nologin" >>"$tmp/passwd"
     expect_error "junit --out where another account has the group as its primary one" "$tmp/alice belongs to uid 4242 and others may write" -- \
       in_fake_accounts env SUDO_UID=4242 SUDO_GID=4242 "$ks" junit "$bundle" --out "$tmp/alice/sub/y.xml"
+    chmod 700 "$tmp"
   else
     echo "SKIPPED (part): no mount namespace for a private passwd"
   fi

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -64,19 +65,21 @@ TEST_CASE("require_trusted_input: under sudo, what the invoking user could not r
   ks::write_file(secret, "TOPSECRET=y\n");
   std::filesystem::permissions(secret, std::filesystem::perms(0600));
   std::filesystem::create_symlink(secret, dir.path / "fragment.config");
-  struct Sudo {  // as `sudo` leaves them, for nobody
-    Sudo() { ::setenv("SUDO_UID", "65534", 1), ::setenv("SUDO_GID", "65534", 1); }
-    ~Sudo() { ::unsetenv("SUDO_UID"), ::unsetenv("SUDO_GID"); }
-  };
   {
-    Sudo sudo;
+    ks::test::ScopedEnv sudo({{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});  // as `sudo` leaves them, for nobody
     CHECK_THROWS_WITH(ks::require_trusted_input(secret, "config fragment"), Catch::Contains("uid 65534, who ran sudo, cannot read it"));
     CHECK_THROWS_WITH(ks::require_trusted_input(dir.path / "fragment.config", "config fragment"),
                       Catch::Contains("cannot read it"));
+    // The read itself is the user's: no link swapped in after the check reads root's file.
+    CHECK_THROWS_WITH(ks::read_input_file(dir.path / "fragment.config", 4096, "config fragment"),
+                      Catch::Contains("cannot be read by uid 65534, who ran sudo"));
     std::filesystem::permissions(secret, std::filesystem::perms(0644));
     CHECK_NOTHROW(ks::require_trusted_input(dir.path / "fragment.config", "config fragment"));
+    CHECK(ks::read_input_file(dir.path / "fragment.config", 4096, "config fragment") == "TOPSECRET=y\n");
     std::filesystem::permissions(dir.path, std::filesystem::perms(0700));  // the way there counts too
     CHECK_THROWS(ks::require_trusted_input(secret, "config fragment"));
   }
-  CHECK_NOTHROW(ks::require_trusted_input(secret, "config fragment"));  // root's own reading
+  CHECK_NOTHROW(ks::require_trusted_input(secret, "config fragment"));  // root's own reading, its ids back
+  std::filesystem::permissions(secret, std::filesystem::perms(0600));
+  CHECK(ks::read_input_file(secret, 4096, "config fragment") == "TOPSECRET=y\n");
 }
