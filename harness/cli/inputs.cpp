@@ -1,6 +1,5 @@
 // Checks of what the command line names, made before any subcommand touches anything, so
 // that a bad path is a clear message and exit 2 instead of an exception from deep inside.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -131,8 +130,7 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
   std::error_code ec;
   auto dir = fs::is_directory(real, ec) ? real : real.parent_path();
   while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
-  auto may = [](const fs::path& p, int mode) { return ::faccessat(AT_FDCWD, p.c_str(), mode, AT_EACCESS) == 0; };
-  if (!may(dir, W_OK | X_OK) || (fs::is_regular_file(real, ec) && !may(real, W_OK)))
+  if (!as.may(dir, W_OK | X_OK) || (fs::is_regular_file(real, ec) && !as.may(real, W_OK)))
     throw UserError(option + " " + given.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
                     "name a place of yours, e.g. " + option + " results/my-run");
 }

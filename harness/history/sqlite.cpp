@@ -4,7 +4,6 @@
 
 #include "proc/runner.hpp"
 #include "util/error.hpp"
-#include "util/files.hpp"
 
 namespace ks::history {
 namespace {
@@ -17,14 +16,13 @@ namespace {
 
 Database::Database(const std::filesystem::path& path) {
   // Never through a link: a planted one would have root create or write any file. Under sudo,
-  // opened as the invoking user (forty-sixth attack: a history of root's they could not read
-  // was listed for them).
-  AsInvokingUser as;
+  // opened as the invoking user (as_; forty-sixth attack: a history of root's they could not
+  // read was listed for them).
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
                       nullptr) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
-    throw UserError("cannot open the history " + path.string() + (as.who().empty() ? "" : " as " + as.who()) + ": " + message,
+    throw UserError("cannot open the history " + path.string() + (as_.who().empty() ? "" : " as " + as_.who()) + ": " + message,
                     "pass a path in a writable directory with --history");
   }
   sqlite3_busy_timeout(db_, 10000);  // another writer (a nightly job) holds the lock briefly

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "util/files.hpp"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -26,6 +28,10 @@ class Database {
   sqlite3* handle() const { return db_; }
 
  private:
+  // Under sudo, everything SQLite opens, makes or deletes while the database is open is done
+  // as the invoking user (forty-seventh attack: a hot journal beside their history named a
+  // super-journal, root's file, which SQLite's rollback deleted as root).
+  AsInvokingUser as_;
   sqlite3* db_ = nullptr;
 };
 

@@ -109,8 +109,13 @@ namespace {
 // For root, a history no one else can change: its rows name the bundles root then reads (as
 // many and as large as they like), and SQLite runs the views and triggers it holds.
 const fs::path& openable(const fs::path& path, Store::Open open) {
-  if (open == Store::Open::kExisting && !fs::exists(path))
-    throw UserError(path.string() + " does not exist", "make it with `ksandwich history add`");
+  if (open == Store::Open::kExisting) {
+    AsInvokingUser as;  // under sudo, nothing said of a place they cannot see
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+      throw UserError(path.string() + " does not exist" + (as.who().empty() ? "" : " for " + as.who()),
+                      "make it with `ksandwich history add`");
+  }
   if (auto why = untrusted_on_the_way(path, PathRole::kTrustedFile))
     throw UserError("history " + path.string() + ": " + *why + ", and root reads what its rows name",
                     "read it as the user who can change it (sudo -u THEM ksandwich history ...), not as root");

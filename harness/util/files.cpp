@@ -183,6 +183,14 @@ AsInvokingUser::AsInvokingUser() {
 
 AsInvokingUser::~AsInvokingUser() { restore(); }
 
+bool AsInvokingUser::may(const fs::path& path, int mode) const {
+#ifdef SYS_faccessat2
+  return ::syscall(SYS_faccessat2, AT_FDCWD, path.c_str(), mode, AT_EACCESS) == 0;
+#else
+  return false;
+#endif
+}
+
 void AsInvokingUser::restore() {
   if (who_.empty()) return;
   ::syscall(SYS_setfsuid, fsuid_);  // root's file capabilities come back with it

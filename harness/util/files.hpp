@@ -43,6 +43,10 @@ class AsInvokingUser {
   AsInvokingUser& operator=(const AsInvokingUser&) = delete;
   // "uid N, who ran sudo", or "" when not under sudo.
   const std::string& who() const { return who_; }
+  // Whether they may reach PATH for MODE (R_OK, W_OK, X_OK): faccessat2, which asks as the
+  // file-system ids; where the kernel lacks it glibc's faccessat asks as the real uid, root's,
+  // so then the answer is no.
+  bool may(const fs::path& path, int mode) const;
 
  private:
   void restore();

@@ -3,7 +3,6 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 
-#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <linux/posix_acl.h>
@@ -299,7 +298,7 @@ void require_trusted_input(const std::filesystem::path& path, const std::string&
   // sudo user's config fragment linked to a root-only file had its first line printed). Asked
   // here for a clear message; read_input_file reads as them, so no swap after this gets by.
   AsInvokingUser as;
-  if (!as.who().empty() && ::faccessat(AT_FDCWD, path.c_str(), directory ? R_OK | X_OK : R_OK, AT_EACCESS) != 0)
+  if (!as.who().empty() && !as.may(path, directory ? R_OK | X_OK : R_OK))
     throw UserError(what + " " + path.string() + ": " + as.who() + ", cannot read it, and root reads for them only what they could",
                     "name a file you can read yourself");
 }

@@ -324,8 +324,26 @@ if [ "$(id -u)" -eq 0 ]; then
   cp "$bundle" "$tmp/root-only/b.json" && "$ks" history add --history "$tmp/root-only/h.sqlite" "$bundle" >/dev/null
   expect_error "report: a root-only bundle, under sudo" "cannot be read by uid 65534, who ran sudo" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" report "$tmp/root-only/b.json"
-  expect_error "history list: a root-only history, under sudo" "as uid 65534, who ran sudo: unable to open" -- \
+  expect_error "history list: a root-only history, under sudo" "does not exist for uid 65534, who ran sudo" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" history list --history "$tmp/root-only/h.sqlite"
+  # Forty-seventh attack: a hot journal beside the sudo user's own history names a file of
+  # root's as its super-journal, which SQLite's rollback deletes; as the user, it cannot.
+  mkdir -p "$tmp/sudo-home/h" && chown nobody "$tmp/sudo-home/h" && echo precious >"$tmp/victim" && chmod 600 "$tmp/victim"
+  chmod 755 "$tmp"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$ks" history add --history "$tmp/sudo-home/h/h.sqlite" "$bundle" >/dev/null ||
+    { echo "FAIL the sudo user could not make their own history"; failures=$((failures + 1)); }
+  setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$tmp/sudo-home/h/h.sqlite-journal" "$tmp/victim" <<'PY'
+import struct, sys
+out, victim = sys.argv[1], sys.argv[2].encode()
+body = b"\x01" * 512  # no journal header: nothing is played back, but the file is hot
+body += struct.pack(">I", 0x40000000 // 4096 + 1) + victim  # the super-journal's name
+body += struct.pack(">II", len(victim), sum(victim) & 0xffffffff) + bytes.fromhex("d9d505f920a163d7")
+open(out, "wb").write(body)
+PY
+  env SUDO_UID=65534 SUDO_GID=65534 "$ks" history list --history "$tmp/sudo-home/h/h.sqlite" >/dev/null 2>&1
+  chmod 700 "$tmp"
+  if [ -e "$tmp/victim" ]; then echo "ok   a planted super-journal: root's file left"
+  else echo "FAIL a planted journal had root delete a file of root's"; failures=$((failures + 1)); fi
   chmod 700 "$tmp"
   out=$(KSANDWICH_CACHE="$tmp/theirs" "$ks" doctor 2>&1)
   if ! grep -q "^MISSING kernel cache .*belongs to uid" <<<"$out" || [ "$(grep -c "belongs to uid" <<<"$out")" -ne 1 ]; then
