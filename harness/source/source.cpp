@@ -155,8 +155,11 @@ fs::path require_trusted_git(const fs::path& given) {
   return git_dirs.front();
 }
 
-proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
-  const auto git_dir = require_trusted_git(repo);
+namespace {
+
+// Git in GIT_DIR, a git directory already checked or made here (a borrowed one: see
+// objects_only), as git_command runs it.
+proc::Command git_command_in(const fs::path& git_dir, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   // No configuration but the repository's own (none of the caller's: $HOME, $XDG_CONFIG_HOME,
   // /etc), and the git directory as the work tree and the current one: a .gitattributes in a
   // work tree changes a diff, and core.worktree may name anyone's. What the repository's config
@@ -173,6 +176,12 @@ proc::Command git_command(const fs::path& repo, const std::vector<std::string>& 
              {"GIT_NO_REPLACE_OBJECTS", "1"}, {"HOME", "/nonexistent"}};
   cmd.cwd = git_dir;
   return cmd;
+}
+
+}  // namespace
+
+proc::Command git_command(const fs::path& repo, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  return git_command_in(require_trusted_git(repo), args, timeout);
 }
 
 namespace {
@@ -309,7 +318,7 @@ std::optional<std::string> tree_id(const fs::path& dir, const std::string& forma
 // names (forty-second attack: a sudo user's object file rewritten in place put another file in
 // the cache under the genuine commit's id; git reads objects without checking them).
 void require_commit_tree(const Borrowed& git, const std::string& commit, const fs::path& root, const std::string& origin) {
-  const auto text = proc::run_checked(git_command(git.dir, {"cat-file", "commit", commit}, 1min)).out;
+  const auto text = proc::run_checked(git_command_in(git.dir, {"cat-file", "commit", commit}, 1min)).out;
   const auto tree = text.starts_with("tree ") ? text.substr(5, text.find('\n') - 5) : std::string();
   std::optional<std::string> found;
   try {
@@ -332,7 +341,7 @@ void unpack(const experiment::KernelSource& source, const SourceIdentity& id,
     // expand what git writes (thirty-fourth attack: 44 KB of blobs became 400 MB).
     auto tar = into / "source.tar";
     const auto git = objects_only(id.origin, into / "git");
-    auto archive = git_command(git.dir, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
+    auto archive = git_command_in(git.dir, {"archive", "--format=tar", "-o", fs::absolute(tar).string(), id.commit}, 30min);
     archive.argv.insert(archive.argv.begin(), {"prlimit", "--fsize=" + std::to_string(kMaxSourceBytes), "--"});
     if (auto r = proc::run(archive); !r.ok())
       throw UserError("cannot archive " + id.origin + " at " + id.commit.substr(0, 12) + ": " + r.describe(),

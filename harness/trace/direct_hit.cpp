@@ -249,6 +249,10 @@ FunctionCount count_from_json(const json& e) {
   c.required = e.value("required", false);
   c.available = e.value("available", false);
   c.filtered = e.value("filtered", false);
+  // A count: a whole number, never below 0 (forty-eighth attack: -1 read as 2^64 - 1 passed
+  // the gate while the report's table said NOT HIT) nor a float cast out of range.
+  if (e.contains("calls") && !e["calls"].is_number_unsigned() && !(e["calls"].is_number_integer() && e["calls"].get<int64_t>() >= 0))
+    throw json::type_error::create(302, "calls is not a count of calls", &e["calls"]);
   c.calls = e.value("calls", uint64_t{0});
   c.method = e.value("method", std::string(kNoTracing));
   if (e.contains("symbols") && e["symbols"].is_array())

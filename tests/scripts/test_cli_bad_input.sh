@@ -320,6 +320,14 @@ if [ "$(id -u)" -eq 0 ]; then
   expect_error "analyze --out: over a root-only file, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" analyze "$bundle" --out "$tmp/root-only/file"
   [ "$(cat "$tmp/root-only/file")" = root ] || { echo "FAIL analyze --out replaced a root-only file under sudo"; failures=$((failures + 1)); }
+  # ... but a directory root made for them in a place of theirs is theirs to continue (forty-
+  # eighth attack: no run could be resumed under sudo), and an empty one of root's elsewhere not.
+  mkdir -p "$tmp/sudo-home/made" "$tmp/root-only/empty"
+  if env SUDO_UID=65534 SUDO_GID=65534 "$ks" run default --dry-run --out "$tmp/sudo-home/made" >/dev/null 2>&1; then
+    echo "ok   run --out, under sudo: a directory root made in the user's"
+  else echo "FAIL run --out, under sudo, refused a directory root made in the user's"; failures=$((failures + 1)); fi
+  expect_error "run --out: an empty directory of root's, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" run default --dry-run --out "$tmp/root-only/empty"
   # ... nor reads them root's bundles or histories.
   cp "$bundle" "$tmp/root-only/b.json" && "$ks" history add --history "$tmp/root-only/h.sqlite" "$bundle" >/dev/null
   expect_error "report: a root-only bundle, under sudo" "cannot be read by uid 65534, who ran sudo" -- \
@@ -464,6 +472,14 @@ PY
   expect_error "bisect: good and bad of the same tree" "same tree: nothing to bisect" -- \
     "$ks" bisect "$tmp/bis.json" --good HEAD~1 --bad HEAD --out "$tmp/bis-same"
   [ ! -e "$tmp/bis-same" ] || { echo "FAIL bisect of the same tree left $tmp/bis-same"; failures=$((failures + 1)); }
+  # Forty-eighth attack: under sudo, a git source the user can read unpacks (the git directory
+  # root makes in its cache to read the objects through is not the user's to read), and stops
+  # only where it would as root, at the missing kernel Makefile.
+  chmod 755 "$tmp"
+  out=$(env SUDO_UID=65534 SUDO_GID=65534 KSANDWICH_CACHE="$tmp/sudo-cache" "$ks" build "$tmp/bis.json" --arm control 2>&1)
+  chmod 700 "$tmp"
+  if grep -q "is not a kernel source: no Makefile" <<<"$out"; then echo "ok   build under sudo: a git source is unpacked"
+  else echo "FAIL build under sudo did not unpack a git source: $out"; failures=$((failures + 1)); fi
 else
   echo "SKIPPED (part): a forged bisect state needs git and jq"
 fi

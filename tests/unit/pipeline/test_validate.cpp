@@ -394,3 +394,13 @@ TEST_CASE("validate: a point's direct-hit gates are matched in order, so two req
   INFO(paths(ms));
   CHECK(find(ms, "/analysis/gates[direct_hit: " + scope + " #2]/passed"));
 }
+
+TEST_CASE("validate: a direct-hit count below 0 or not whole is a malformed record, not 2^64 - 1 calls") {
+  auto b = evidence::from_json(fixture("qemu-confirm.json"));
+  for (const json& calls : {json(-1), json(1e308), json(2.5)}) {
+    auto edited = b;
+    for (auto& p : edited.points) p.direct_hit[0]["calls"] = calls;
+    INFO(calls.dump());
+    CHECK_THROWS_WITH(pipeline::rejudged(edited), Catch::Contains("a direct_hit record is malformed"));
+  }
+}
