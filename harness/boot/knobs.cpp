@@ -5,9 +5,9 @@
 
 #include <cstdio>
 
-#include "util/hash.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/hash.hpp"
 #include "util/journal.hpp"
 #include "util/progress.hpp"
 

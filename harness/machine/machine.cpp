@@ -11,8 +11,8 @@
 #include <fstream>
 #include <thread>
 
-#include "util/hash.hpp"
 #include "util/files.hpp"
+#include "util/hash.hpp"
 #include "util/journal.hpp"
 #include "util/progress.hpp"
 

@@ -316,7 +316,7 @@ std::string Builder::time_line() const {
   const auto& timed = t.contains("points") && t["points"].is_array() ? t["points"] : json::array();
   for (auto& p : timed) {
     points += field_or(p, "seconds", 0.0);
-    if (p.contains("workload_s") && p["workload_s"].is_number()) workloads += p["workload_s"].get<double>();
+    workloads += field_or(p, "workload_s", 0.0);
     if (p.contains("boot_to_agent_s") && p["boot_to_agent_s"].is_number()) {
       boot += p["boot_to_agent_s"].get<double>();
       ++booted;

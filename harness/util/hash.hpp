@@ -15,7 +15,7 @@ std::string sha256_file(const std::filesystem::path& path);  // streams; throws 
 // "TYPE SIZE\0CONTENT", in hex, or the raw bytes a tree entry holds when RAW.
 std::string git_object_id(std::string_view format, std::string_view type, std::string_view content, bool raw = false);
 std::string git_blob_id(std::string_view format, const std::filesystem::path& path, bool raw = false);
-std::string base64(std::string_view data);
-std::string hex(std::string_view raw);  // lowercase, two digits a byte                   // RFC 4648, padded, one line
+std::string base64(std::string_view data);  // RFC 4648, padded, one line
+std::string hex(std::string_view raw);     // lowercase, two digits a byte
 
 }  // namespace ks

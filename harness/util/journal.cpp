@@ -1,5 +1,4 @@
 #include "util/journal.hpp"
-#include "util/hash.hpp"
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -15,6 +14,7 @@
 
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/hash.hpp"
 
 namespace ks::journal {
 namespace {
