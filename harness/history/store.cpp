@@ -144,6 +144,9 @@ Store::Store(const fs::path& path, Open open) : db_(openable(path, open)) {
     throw UserError(path.string() + " is not a ksandwich history (" + e.what() + ")",
                     "pass the SQLite file `ksandwich history add` made, or a new path");
   }
+  if (version < 0)  // ksandwich's versions count up from 1 (forty-ninth attack: -5 read as current)
+    throw UserError(fmt::format("{} is not a ksandwich history (schema version {})", path.string(), version),
+                    "pass the file `ksandwich history add` or `nightly --history` wrote");
   if (version == 0 && open == Open::kExisting)
     throw UserError(path.string() + " is not a ksandwich history (it has no runs table)",
                     "pass the file `ksandwich history add` or `nightly --history` wrote");

@@ -30,13 +30,12 @@ Builder::Parallel Builder::parallel_cpus() const {
   const json& e = b_.experiment;
   unsigned cores = positive(b_.machine, "cores", 1);
   // Pinned, the workload (and a guest's every vCPU thread) has one host CPU.
-  if (e.is_object() && e.value("cpu", -1) >= 0) return {1, fmt::format("the workload pinned to CPU {}", e.value("cpu", -1))};
+  if (double cpu = field_or(e, "cpu", -1.0); cpu >= 0) return {1, fmt::format("the workload pinned to CPU {}", cpu)};
   if (b_.backend == "qemu") {
     if (clock_.name == "icount") return {1, "the instruction clock runs one vCPU"};
     unsigned vcpus = positive(e.is_object() ? e.value("qemu", json::object()) : json::object(), "vcpus", 1);
-    auto accel = b_.machine.is_object() && b_.machine.contains("accelerator") && b_.machine["accelerator"].is_object()
-                     ? b_.machine["accelerator"].value("used", std::string("?"))
-                     : std::string("?");
+    auto accel = b_.machine.is_object() ? field_or(b_.machine.value("accelerator", json()), "used", std::string("?"))
+                                        : std::string("?");
     return {std::min(vcpus, cores), fmt::format("{} vCPU{} under {} on {} host {}", vcpus, vcpus == 1 ? "" : "s",
                                                 accel, cores, cores == 1 ? "core" : "cores")};
   }

@@ -180,6 +180,11 @@ TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "
     newer.exec("PRAGMA user_version = 99");
   }
   CHECK_THROWS_AS(history::Store(dir.path / "newer.sqlite"), UserError);
+  {
+    history::Database negative(dir.path / "negative.sqlite");
+    negative.exec("PRAGMA user_version = -5");
+  }
+  CHECK_THROWS_WITH(history::Store(dir.path / "negative.sqlite"), Catch::Contains("schema version -5"));
 }
 
 TEST_CASE("history: one experiment, one clock, and a history from before clocks takes each run's from its bundle",

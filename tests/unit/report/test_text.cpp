@@ -617,6 +617,9 @@ TEST_CASE("text: bundle fields of another type than the report reads are left ou
   raw["timings"]["builds"]["control"] = 7;
   raw["points"][0]["direct_hit"][0]["available"] = "yes";
   raw["points"][0]["direct_hit"][1]["required"] = "x";
+  // Forty-ninth attack: the experiment's "cpu" as a string, which the schema leaves untyped.
+  raw["experiment"]["cpu"] = "";
+  raw["machine"]["accelerator"] = {{"used", 5}};
   auto b = ks::evidence::from_json(raw);
   std::string out;
   REQUIRE_NOTHROW(out = text_of(b));
