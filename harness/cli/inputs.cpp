@@ -124,21 +124,16 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
                         " results/my-run (in a shared directory such as /tmp, make it first as root: mkdir)");
   // Under sudo, only where the invoking user could write themselves: the directory it is made
   // in (the nearest that exists) and the file it replaces (forty-sixth attack: `analyze --out`
-  // replaced a root-only file in a root-only directory).
+  // replaced a root-only file in a root-only directory); or in a directory root made for them
+  // before (a run to resume, a bisection to continue, a submission to gather: forty-eighth
+  // attack), which only the mark create_output_directory sets tells from any other of root's
+  // (forty-ninth attack: every directory of root's in a place of theirs counted as theirs).
   AsInvokingUser as;
   if (as.who().empty()) return;
   std::error_code ec;
   auto dir = fs::is_directory(real, ec) ? real : real.parent_path();
   while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
-  // An output directory root made for them before (a run to resume, a bisection to continue,
-  // a submission to gather; checked root's alone above) counts by the place it was made in:
-  // above it, through what root made, the first directory they may write to (forty-eighth
-  // attack: nothing made under sudo could be continued under sudo).
-  struct stat st{};
-  if (role == PathRole::kOwnDirectory && dir == real)
-    while (!as.may(dir, W_OK | X_OK) && ::stat(dir.c_str(), &st) == 0 && st.st_uid == 0 && dir.has_relative_path())
-      dir = dir.parent_path();
-  if (!as.may(dir, W_OK | X_OK) || (fs::is_regular_file(real, ec) && !as.may(real, W_OK)))
+  if (!(as.may(dir, W_OK | X_OK) || made_for_invoking_user(dir)) || (fs::is_regular_file(real, ec) && !as.may(real, W_OK)))
     throw UserError(option + " " + given.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
                     "name a place of yours, e.g. " + option + " results/my-run");
 }

@@ -157,9 +157,15 @@ pipeline::RunOptions fresh_run_options(const std::string& experiment, const std:
 }
 
 void append_step_summary(const pipeline::RunOptions& o) {
-  // GitHub Actions shows the markdown report on the job's page.
+  // GitHub Actions shows the markdown report on the job's page. The file is the caller's:
+  // under sudo, appended to as the user who ran it. Not appended, the run's verdict stands.
   if (const char* summary = getenv("GITHUB_STEP_SUMMARY"); summary && *summary && !o.dry_run)
-    if (auto report = try_read_file(o.out_dir / "report.md")) write_file_append(summary, *report + "\n");
+    if (auto report = try_read_file(o.out_dir / "report.md")) try {
+        AsInvokingUser as;
+        write_file_append(summary, *report + "\n");
+      } catch (const SystemError& err) {
+        fmt::print(stderr, "warning: the report was not added to $GITHUB_STEP_SUMMARY: {}\n", err.what());
+      }
 }
 
 void set_run_command(CLI::App& app, Context& context) {

@@ -81,6 +81,7 @@ void set_series_command(CLI::App& app, Context& context) {
       manifest.steps.push_back(step);
     }
     files.emplace_back(o.out_dir / kernel::kSeriesManifestName, json(manifest).dump(2) + "\n");
+    create_output_directory(o.out_dir);
     for (const char* sub : {"patches", "experiments"}) {  // inside --out: directories, never links
       auto dir = o.out_dir / sub;
       std::error_code ec;

@@ -119,6 +119,7 @@ void set_submit(CLI::App& app, Context& context) {
       if (!fs::exists(d)) made.push_back(d);
     auto script = dir / cluster::kJobScriptName;
     try {
+      create_output_directory(dir);
       fs::create_directories(dir / "logs");
       fs::create_directories(dir / "results");
       write_file_atomic(script, "#!/bin/sh\n# One ksandwich job: the command is this script's arguments.\nexec \"$@\"\n");

@@ -186,7 +186,7 @@ bisect::State load_or_start(const BisectOptions& o, bisect::State fresh, const j
     if (fs::exists(o.out_dir) && !fs::is_empty(o.out_dir))
       throw UserError(o.out_dir.string() + " is not empty and holds no " + kStateFile,
                       "choose a new --out DIR (or the directory of the bisection to continue)");
-    fs::create_directories(o.out_dir);
+    create_output_directory(o.out_dir);
     save(o.out_dir, fresh);
     return fresh;
   }

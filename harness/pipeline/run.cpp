@@ -475,6 +475,7 @@ int run(const RunOptions& o) {
   std::optional<fs::path> control_kernel;
   if (auto it = kernels.by_arm.find("control"); it != kernels.by_arm.end()) control_kernel = it->second.bzimage;
   backend->preflight(control_kernel);
+  create_output_directory(o.out_dir);
   fs::create_directories(o.out_dir / "logs");
   // Named now, not only at the end: a run takes minutes to hours, and whoever watches it may
   // want its logs, or to resume or clean it up.

@@ -4,6 +4,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -150,32 +151,43 @@ std::string read_head_and_tail(const fs::path& path, size_t max_bytes) {
   return text;
 }
 
-AsInvokingUser::AsInvokingUser() {
+std::optional<InvokingUser> invoking_user() {
   const char* uid_text = std::getenv("SUDO_UID");
   const char* gid_text = std::getenv("SUDO_GID");
-  if (::geteuid() != 0 || !uid_text || !gid_text) return;
+  if (::geteuid() != 0 || (!uid_text && !gid_text)) return std::nullopt;
+  // As sudo writes them: digits, no sign, no leading zero (forty-ninth attack: "065534" was
+  // one user to AsInvokingUser and another to trusted_owner).
   auto id = [](const char* text) -> std::optional<unsigned> {
+    if (!text || !std::isdigit(static_cast<unsigned char>(*text)) || (*text == '0' && text[1])) return std::nullopt;
     char* end = nullptr;
     errno = 0;
     const unsigned long n = std::strtoul(text, &end, 10);
-    if (!std::isdigit(static_cast<unsigned char>(*text)) || *end || errno || n >= 0xffffffffUL) return std::nullopt;
+    if (*end || errno || n >= 0xffffffffUL) return std::nullopt;
     return static_cast<unsigned>(n);
   };
   const auto uid = id(uid_text), gid = id(gid_text);
-  if (!uid || !gid) throw SystemError("take the ids of the user who ran sudo", "SUDO_UID or SUDO_GID is not a number");
-  if (*uid == 0) return;
+  if (!uid || !gid)
+    throw SystemError("take the ids of the user who ran sudo",
+                      "SUDO_UID and SUDO_GID must both be set, each a number (unset both to act as root)");
+  if (*uid == 0) return std::nullopt;
+  return InvokingUser{*uid, *gid};
+}
+
+AsInvokingUser::AsInvokingUser() {
+  const auto user = invoking_user();
+  if (!user) return;
   const int count = ::getgroups(0, nullptr);
   std::vector<gid_t> groups(static_cast<size_t>(std::max(count, 0)));
   if (count < 0 || ::getgroups(count, groups.data()) != count) throw SystemError("getgroups", errno);
-  groups_.assign(groups.begin(), groups.end());
+  groups_ = std::move(groups);
   // System calls of their own: the kernel's credentials are per thread, and glibc's
   // setgroups would change every thread's. setfsuid answers the id before; -1 changes nothing.
-  const gid_t group = *gid;
+  const gid_t group = user->gid;
   if (::syscall(SYS_setgroups, 1, &group) != 0) throw SystemError("setgroups", errno);
-  fsgid_ = static_cast<unsigned>(::syscall(SYS_setfsgid, group));
-  fsuid_ = static_cast<unsigned>(::syscall(SYS_setfsuid, *uid));
-  who_ = std::string("uid ") + uid_text + ", who ran sudo";
-  if (::syscall(SYS_setfsuid, -1) != static_cast<long>(*uid) || ::syscall(SYS_setfsgid, -1) != static_cast<long>(group)) {
+  fsgid_ = static_cast<gid_t>(::syscall(SYS_setfsgid, group));
+  fsuid_ = static_cast<uid_t>(::syscall(SYS_setfsuid, user->uid));
+  who_ = "uid " + std::to_string(user->uid) + ", who ran sudo";
+  if (::syscall(SYS_setfsuid, -1) != static_cast<long>(user->uid) || ::syscall(SYS_setfsgid, -1) != static_cast<long>(group)) {
     restore();
     throw SystemError("take the ids of the user who ran sudo", "setfsuid or setfsgid was refused");
   }
@@ -195,9 +207,40 @@ void AsInvokingUser::restore() {
   if (who_.empty()) return;
   ::syscall(SYS_setfsuid, fsuid_);  // root's file capabilities come back with it
   ::syscall(SYS_setfsgid, fsgid_);
-  std::vector<gid_t> groups(groups_.begin(), groups_.end());
-  ::syscall(SYS_setgroups, groups.size(), groups.data());
+  ::syscall(SYS_setgroups, groups_.size(), groups_.data());
   who_.clear();
+}
+
+namespace {
+constexpr const char* kMadeForAttribute = "trusted.ksandwich.made-for-uid";
+}  // namespace
+
+void create_output_directory(const fs::path& dir) {
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
+  if (!fs::create_directory(dir)) return;  // there before: not made here
+  const auto user = invoking_user();
+  if (!user) return;
+  // On the directory made, never through a link swapped in for it. Where the file system keeps
+  // no trusted attributes it stays unmarked, and continuing in it under sudo is refused.
+  Close made{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+  struct stat st{};
+  const auto uid = std::to_string(user->uid);
+  if (made.fd >= 0 && ::fstat(made.fd, &st) == 0 && st.st_uid == 0)
+    (void)::fsetxattr(made.fd, kMadeForAttribute, uid.data(), uid.size(), 0);
+}
+
+bool made_for_invoking_user(const fs::path& dir) {
+  const auto user = invoking_user();
+  if (!user) return false;
+  const auto uid = std::to_string(user->uid);
+  for (auto up = dir;; up = up.parent_path()) {
+    struct stat st{};
+    if (::lstat(up.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0) return false;
+    char value[16];
+    const ssize_t n = ::lgetxattr(up.c_str(), kMadeForAttribute, value, sizeof value);
+    if (n >= 0 && std::string_view(value, static_cast<size_t>(n)) == uid) return true;
+    if (!up.has_relative_path()) return false;
+  }
 }
 
 std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links) {
@@ -247,9 +290,22 @@ void write_file(const fs::path& path, std::string_view content) {
 }
 
 void write_file_append(const fs::path& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary | std::ios::app);
-  if (!out) throw SystemError("open " + path.string() + " for appending", errno ? errno : EACCES);
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) throw SystemError("open " + path.string() + " for appending", errno);
+  Close closer{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) throw SystemError("stat " + path.string(), errno);
+  if (!S_ISREG(st.st_mode)) throw SystemError("append to " + path.string(), "not a regular file");
+  write_all(fd, content, path);
+}
+
+void write_all(int fd, std::string_view content, const fs::path& file) {
+  while (!content.empty()) {
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw SystemError("write " + file.string(), n < 0 ? errno : EIO);
+    content.remove_prefix(static_cast<size_t>(n));
+  }
 }
 
 int open_private_file(const fs::path& path, int flags) {
@@ -285,11 +341,12 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   mode_t mask = ::umask(0);
   ::umask(mask);
   if (::fchmod(fd, 0666 & ~mask) != 0) fail("chmod", errno);
-  for (std::string_view left = content; !left.empty();) {
-    ssize_t n = ::write(fd, left.data(), left.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("write", n < 0 ? errno : EIO);
-    left.remove_prefix(static_cast<size_t>(n));
+  try {
+    write_all(fd, content, tmp);
+  } catch (const SystemError&) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
   }
   if (::close(fd) != 0) {
     int err = errno;

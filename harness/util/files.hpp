@@ -1,5 +1,7 @@
 #pragma once
 // Small file helpers shared by every module that reads or writes files.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -30,8 +32,16 @@ std::optional<std::string> read_regular_file_beneath(const fs::path& dir, const 
 // line between them saying how much was left out. Empty when it does not exist or cannot be
 // read as a regular file (no link is followed).
 std::string read_head_and_tail(const fs::path& path, size_t max_bytes);
-// Under sudo (root, SUDO_UID and SUDO_GID numbers, SUDO_UID not 0), while one lives, this
-// thread reaches files with the invoking user's file-system ids and group alone, without
+// Under sudo (root, SUDO_UID and SUDO_GID numbers, SUDO_UID not 0): the ids of the user who
+// ran it; nullopt otherwise. Throws SystemError when only one is set or either is not a
+// number: root's environment edited by hand, which must not make root trust or act as the
+// wrong user.
+struct InvokingUser {
+  uid_t uid;
+  gid_t gid;
+};
+std::optional<InvokingUser> invoking_user();
+// Under sudo (invoking_user), while one lives, this thread reaches files with the invoking user's file-system ids and group alone, without
 // root's file capabilities: the kernel allows each open as it would allow them, at the open
 // itself, so no link swapped in after a check leads elsewhere. Otherwise, and for every other
 // thread, nothing changes. Throws SystemError when the ids cannot be taken.
@@ -51,9 +61,18 @@ class AsInvokingUser {
  private:
   void restore();
   std::string who_;
-  unsigned fsuid_ = 0, fsgid_ = 0;
-  std::vector<unsigned> groups_;
+  uid_t fsuid_ = 0;
+  gid_t fsgid_ = 0;
+  std::vector<gid_t> groups_;
 };
+// Makes the output directory DIR and what is missing above it. Under sudo, a DIR made here is
+// marked as made for the invoking user (an attribute in the trusted namespace, which only root
+// can set), and that mark alone lets them continue in a directory of root's: a run to resume, a
+// bisection to continue, a submission to gather (check_output_dir).
+void create_output_directory(const fs::path& dir);
+// Whether DIR is root's and was made by create_output_directory for the user who ran sudo, or
+// lies in such a directory through directories of root's only.
+bool made_for_invoking_user(const fs::path& dir);
 
 // A file the user names (an experiment, a patch, a mailbox, a bundle): read_regular_file
 // following links, as the invoking user under sudo (AsInvokingUser: root reads for them only
@@ -80,7 +99,12 @@ int open_private_file(const fs::path& path, int flags);
 // RESOLVE_NO_SYMLINKS): for a name a diff or an archive chose. -1 with errno when there is none.
 int open_path_beneath(const fs::path& dir, const fs::path& rel);
 void write_file(const fs::path& path, std::string_view content); // e.g. /sys knobs
+// Appends to the regular file PATH, made 0644 when missing; never through a link in its last
+// place, never to a FIFO or a device. Throws SystemError.
 void write_file_append(const fs::path& path, std::string_view content);
+// Writes all of CONTENT to FD, again after EINTR and short writes; FILE names it in the
+// SystemError.
+void write_all(int fd, std::string_view content, const fs::path& file);
 
 std::string trim(std::string_view s);
 std::string lower(std::string s);  // ASCII letters only

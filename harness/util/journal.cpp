@@ -23,15 +23,6 @@ using nlohmann::json;
 
 Journal* g_active = nullptr;
 
-void write_all(int fd, std::string_view text, const fs::path& file) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw SystemError("append to " + file.string(), n < 0 ? errno : EIO);
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 std::string hmac_hex(std::string_view key, std::string_view text) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int length = 0;

@@ -49,18 +49,15 @@ bool private_group(uid_t uid, gid_t gid) {
 }
 
 bool trusted_owner(uid_t uid) {
-  const char* sudo_uid = std::getenv("SUDO_UID");
-  return uid == 0 || uid == ::geteuid() || (sudo_uid && std::to_string(uid) == sudo_uid);
+  if (uid == 0 || uid == ::geteuid()) return true;
+  const auto user = invoking_user();
+  return user && user->uid == uid;
 }
 
 // The invoking user's private group under sudo (SUDO_UID's, when SUDO_GID names it).
 bool sudo_private_group(gid_t gid) {
-  const char* sudo_uid = std::getenv("SUDO_UID");
-  const char* sudo_gid = std::getenv("SUDO_GID");
-  if (!sudo_uid || !sudo_gid || std::to_string(gid) != sudo_gid) return false;
-  char* end = nullptr;
-  const unsigned long uid = std::strtoul(sudo_uid, &end, 10);
-  return end != sudo_uid && *end == '\0' && private_group(static_cast<uid_t>(uid), gid);
+  const auto user = invoking_user();
+  return user && user->gid == gid && private_group(user->uid, gid);
 }
 
 // Whether the POSIX ACL XATTR on PATH lets a named user or group write (under its mask), or,

@@ -320,12 +320,35 @@ if [ "$(id -u)" -eq 0 ]; then
   expect_error "analyze --out: over a root-only file, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" analyze "$bundle" --out "$tmp/root-only/file"
   [ "$(cat "$tmp/root-only/file")" = root ] || { echo "FAIL analyze --out replaced a root-only file under sudo"; failures=$((failures + 1)); }
-  # ... but a directory root made for them in a place of theirs is theirs to continue (forty-
-  # eighth attack: no run could be resumed under sudo), and an empty one of root's elsewhere not.
-  mkdir -p "$tmp/sudo-home/made" "$tmp/root-only/empty"
-  if env SUDO_UID=65534 SUDO_GID=65534 "$ks" run default --dry-run --out "$tmp/sudo-home/made" >/dev/null 2>&1; then
-    echo "ok   run --out, under sudo: a directory root made in the user's"
-  else echo "FAIL run --out, under sudo, refused a directory root made in the user's"; failures=$((failures + 1)); fi
+  expect_error "analyze --out: SUDO_UID without SUDO_GID" "SUDO_UID and SUDO_GID must both be set" -- \
+    env SUDO_UID=65534 "$ks" analyze "$bundle" --out "$tmp/root-only/sudo-uid-alone.json"
+  # ... but a directory root made for them under sudo (marked so) is theirs to continue in
+  # (forty-eighth attack: no run could be resumed under sudo), and no other of root's, not even
+  # one in a place of theirs (forty-ninth attack: series replaced, and a refused submit deleted,
+  # files of root's in any directory of root's that one of theirs led to).
+  cp "$KS_SOURCE_DIR/configs/experiments/default.json" "$KS_SOURCE_DIR/kernel-patches/btrfs-noop-comment.patch" \
+    "$tmp/sudo-home/"
+  if out=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" series "$tmp/sudo-home/default.json" \
+    --mbox "$tmp/sudo-home/btrfs-noop-comment.patch" --out "$tmp/sudo-home/ser" 2>&1); then
+    echo "ok   series --out, under sudo: a new directory, made for the user"
+  else echo "FAIL series --out, under sudo, a new directory: $out"; failures=$((failures + 1)); fi
+  # Made for them: past the sudo check, to series' own refusal of a second series there.
+  expect_error "series --out: the directory it made for the sudo user, again" "already holds a series" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" series "$tmp/sudo-home/default.json" \
+    --mbox "$tmp/sudo-home/btrfs-noop-comment.patch" --out "$tmp/sudo-home/ser"
+  mkdir -p "$tmp/sudo-home/roots/patches" "$tmp/sudo-home/roots/experiments" "$tmp/root-only/empty"
+  echo root >"$tmp/sudo-home/roots/job.sh" && echo root >"$tmp/sudo-home/roots/patches/0001-btrfs-noop-comment.patch"
+  expect_error "series --out: a directory of root's in the user's, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
+    env SUDO_UID=65534 SUDO_GID=65534 "$ks" series "$tmp/sudo-home/default.json" \
+    --mbox "$tmp/sudo-home/btrfs-noop-comment.patch" --out "$tmp/sudo-home/roots"
+  if command -v sbatch >/dev/null; then
+    expect_error "submit --dir: a directory of root's in the user's, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
+      env SUDO_UID=65534 SUDO_GID=65534 "$ks" submit --slurm --dir "$tmp/sudo-home/roots" "$tmp/sudo-home/default.json"
+  else
+    echo "SKIPPED (part): submit into a directory of root's under sudo needs sbatch (Slurm's client)"
+  fi
+  [ "$(cat "$tmp/sudo-home/roots/job.sh" "$tmp/sudo-home/roots/patches/0001-btrfs-noop-comment.patch")" = "root
+root" ] || { echo "FAIL under sudo, files of root's in a directory of root's were replaced or removed"; failures=$((failures + 1)); }
   expect_error "run --out: an empty directory of root's, under sudo" "uid 65534, who ran sudo, cannot write there" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" run default --dry-run --out "$tmp/root-only/empty"
   # ... nor reads them root's bundles or histories.

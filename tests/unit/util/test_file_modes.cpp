@@ -83,3 +83,27 @@ TEST_CASE("require_trusted_input: under sudo, what the invoking user could not r
   std::filesystem::permissions(secret, std::filesystem::perms(0600));
   CHECK(ks::read_input_file(secret, 4096, "config fragment") == "TOPSECRET=y\n");
 }
+
+TEST_CASE("write_file_append: under sudo, as the invoking user: a file of root's they could not write is not appended to") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: the sudo user's writing is asked for root only");
+    return;
+  }
+  ks::test::TempDir dir;
+  std::filesystem::permissions(dir.path, std::filesystem::perms(0755));
+  auto roots = dir.path / "root-only.md";
+  ks::write_file(roots, "root's\n");
+  auto theirs = dir.path / "theirs";
+  std::filesystem::create_directory(theirs);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  {
+    ks::test::ScopedEnv sudo({{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});
+    ks::AsInvokingUser as;
+    CHECK_THROWS_AS(ks::write_file_append(roots, "appended\n"), ks::SystemError);
+    ks::write_file_append(theirs / "summary.md", "appended\n");  // made by them, theirs
+  }
+  CHECK(ks::read_file(roots) == "root's\n");
+  struct stat st{};
+  REQUIRE(::stat((theirs / "summary.md").c_str(), &st) == 0);
+  CHECK(st.st_uid == 65534);
+}

@@ -40,3 +40,25 @@ TEST_CASE("sha256_file: a FIFO or a device in a file's place is refused at once,
   ks::write_file(dir.path / "f", "abc");
   CHECK(ks::sha256_file(dir.path / "f") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
+
+TEST_CASE("write_file_append: appends to a regular file (made when missing) and never to a link or FIFO or device") {
+  ks::test::TempDir dir;
+  auto file = dir.path / "summary.md";
+  ks::write_file_append(file, "one\n");
+  ks::write_file_append(file, "two\n");
+  CHECK(ks::read_file(file) == "one\ntwo\n");
+  struct stat st{};
+  REQUIRE(::stat(file.c_str(), &st) == 0);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  CHECK((st.st_mode & 0777) == (0644 & ~mask));
+
+  auto victim = dir.path / "victim";
+  ks::write_file(victim, "kept\n");
+  std::filesystem::create_symlink(victim, dir.path / "link");
+  CHECK_THROWS_AS(ks::write_file_append(dir.path / "link", "planted\n"), ks::SystemError);
+  CHECK(ks::read_file(victim) == "kept\n");
+  REQUIRE(::mkfifo((dir.path / "fifo").c_str(), 0600) == 0);  // no reader: an open that waited would hang here
+  CHECK_THROWS_AS(ks::write_file_append(dir.path / "fifo", "x\n"), ks::SystemError);
+  CHECK_THROWS_WITH(ks::write_file_append("/dev/null", "x\n"), Catch::Contains("not a regular file"));
+}
