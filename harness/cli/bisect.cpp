@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "pipeline/bisect.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/ownership.hpp"
 
 namespace ks::cli {
@@ -48,11 +49,11 @@ void set_bisect_command(CLI::App& app, Context& context) {
     o.tool = run_options.tool;
     o.agent = run_options.agent;
     o.repo_dir = run_options.repo_dir;
-    if (!std::filesystem::is_regular_file(o.experiment_file))
+    if (!std::filesystem::is_regular_file(status_as_invoking_user(o.experiment_file)))
       throw UserError("experiment file " + args->experiment + " does not exist",
                       "pass an experiment with a git source, e.g. one written from configs/experiments/");
     for (auto& dir : args->measured) {
-      if (!std::filesystem::is_directory(dir))
+      if (!std::filesystem::is_directory(status_as_invoking_user(dir)))
         throw UserError("--measured " + dir + " is not a directory",
                         "name the directory `ksandwich submit` or an earlier bisection wrote");
       require_trusted_input(dir, "--measured");  // its bundles decide steps as if measured here

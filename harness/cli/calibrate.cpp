@@ -4,6 +4,7 @@
 #include "pipeline/calibration.hpp"
 #include "source/source.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace ks::cli {
 namespace fs = std::filesystem;
@@ -25,7 +26,7 @@ void set_calibrate_command(CLI::App& app, Context& context) {
       ->check(non_empty_path());
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out, context.repo_dir, "-calibration");
-    if (!fs::is_regular_file(o.experiment_file))
+    if (!fs::is_regular_file(status_as_invoking_user(o.experiment_file)))
       throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                       "pass a file such as configs/experiments/default.json");
     set_tool(o, context);

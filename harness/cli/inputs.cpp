@@ -159,11 +159,10 @@ void check_output_dir(const fs::path& dir, const std::string& option) {
                           std::to_string(part.native().size()) + " bytes, more than a file system allows (" +
                           std::to_string(kMaxNameBytes) + ")",
                       "name a shorter directory with " + option + " (the default is the experiment file's name)");
-  std::error_code ec;
-  auto link = fs::symlink_status(dir, ec);
-  if (link.type() == fs::file_type::symlink && !fs::exists(dir, ec))
+  auto link = status_as_invoking_user(dir, Links::refuse), target = status_as_invoking_user(dir);
+  if (fs::is_symlink(link) && !fs::exists(target))
     throw UserError(option + " " + dir.string() + " is a symbolic link to nothing", hint);
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+  if (fs::exists(target) && !fs::is_directory(target))
     throw UserError(option + " " + dir.string() + " exists and is not a directory", hint);
   check_output_place(resolved(dir, option, hint), dir, option, hint, PathRole::kOwnDirectory);
 }
@@ -175,9 +174,9 @@ void check_output_file(const fs::path& file, const std::string& option, bool in_
 }
 
 void check_json_file(const fs::path& path, const std::string& what) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return;  // the subcommand says it does not exist, in its words
-  if (fs::is_directory(path, ec))
+  const auto st = status_as_invoking_user(path);
+  if (!fs::exists(st)) return;  // the subcommand says it does not exist, in its words
+  if (fs::is_directory(st))
     throw UserError(what + " " + path.string() + " is a directory", "name the JSON file itself");
   // Bounded, and never a FIFO or device: /dev/zero would be read forever, a FIFO block.
   auto text = read_input_file(path, kMaxInputBytes, what);

@@ -31,7 +31,8 @@ namespace {
 std::filesystem::path experiment_path(const std::string& experiment, const std::filesystem::path& repo_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(experiment, ec) || experiment.find('/') != std::string::npos || experiment.ends_with(".json"))
+  if (fs::exists(status_as_invoking_user(experiment)) || experiment.find('/') != std::string::npos ||
+      experiment.ends_with(".json"))
     return fs::absolute(experiment).lexically_normal();
   auto shipped = fs::absolute(repo_dir / "configs/experiments").lexically_normal();
   if (experiment::is_plain_name(experiment) && fs::is_regular_file(shipped / (experiment + ".json"), ec))
@@ -139,9 +140,8 @@ pipeline::RunOptions fresh_run_options(const std::string& experiment, const std:
   namespace fs = std::filesystem;
   pipeline::RunOptions o;
   o.experiment_file = experiment_path(experiment, repo_dir);
-  std::error_code ec;
-  if (fs::exists(o.experiment_file, ec)) {
-    if (!fs::is_regular_file(o.experiment_file, ec))
+  if (auto st = status_as_invoking_user(o.experiment_file); fs::exists(st)) {
+    if (!fs::is_regular_file(st))
       throw UserError("experiment " + experiment + " is not a regular file",
                       "pass a JSON file such as configs/experiments/default.json");
     check_json_file(o.experiment_file, "experiment");

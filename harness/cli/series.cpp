@@ -39,7 +39,7 @@ void set_series_command(CLI::App& app, Context& context) {
       ->check(non_empty_path());
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out, context.repo_dir, "-series");
-    if (!fs::is_regular_file(o.experiment_file))
+    if (!fs::is_regular_file(status_as_invoking_user(o.experiment_file)))
       throw UserError("experiment " + args->experiment + " is not a file", "pass an experiment such as configs/experiments/default.json");
     auto e = experiment::parse_file(o.experiment_file);
     if (!experiment::backend_rules(e.backend).boots_kernels)
@@ -49,7 +49,7 @@ void set_series_command(CLI::App& app, Context& context) {
     experiment::require_one_run_per_process(e, "series");
     check_json_file(o.experiment_file, "experiment");
     auto mbox = fs::absolute(args->mbox).lexically_normal();
-    if (!fs::is_regular_file(mbox))
+    if (!fs::is_regular_file(status_as_invoking_user(mbox)))
       throw UserError("mailbox " + args->mbox + " is not a file", "save the series with `git format-patch --stdout` or b4");
     require_trusted_input(mbox, "mailbox");
     auto text = read_input_file(mbox, kMaxInputBytes, "mailbox");

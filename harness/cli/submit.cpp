@@ -272,7 +272,10 @@ void set_gather(CLI::App& app, Context& context) {
           if (auto why = untrusted_on_the_way(bundle, PathRole::kTrustedFile)) throw UserError(*why, "");
           check_json_file(bundle, "bundle");
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it
-          auto given = nlohmann::json::parse(read_input_file(experiment_file, kMaxInputBytes, "experiment"), nullptr, false);
+          // Parsed, or the run is not shown (fiftieth attack: a file that was no JSON parsed to a
+          // discarded value, which compared equal to every bundle's experiment).
+          auto given = experiment::parse_json_strict(read_input_file(experiment_file, kMaxInputBytes, "experiment"),
+                                                     experiment_file.string());
           if (r.bundle->experiment != given)
             throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
           if (!r.bundle->analysis || evidence::pending_points(*r.bundle) > 0)

@@ -14,6 +14,7 @@
 #include "experiment/experiment.hpp"
 #include "kernel/kbuild.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/host_changes.hpp"
 #include "pipeline/kernels.hpp"
 #include "pipeline/run.hpp"
 #include "pipeline/validate.hpp"
@@ -304,12 +305,21 @@ class Driver {
         best = &it->second;
     if (!best) return std::nullopt;
     // Copied beside the step's directory, then renamed into place: a copy cut short is
-    // never taken for a run. Links are not followed (a run directory holds none it needs).
+    // never taken for a run. Links are not followed (a run directory holds none it needs), and
+    // under sudo the run is read as the user who ran it (fiftieth attack: root copied by path
+    // from a tree of theirs, where a link swapped in would have it copy what they cannot read).
     fs::path dir = step.dir, part = step.dir + ".part";
     std::error_code ec;
     fs::remove_all(part, ec);
     fs::create_directories(dir.parent_path());
-    fs::copy(best->dir, part, fs::copy_options::recursive | fs::copy_options::skip_symlinks);
+    try {
+      // Not its journal: what another run set up is that run's to undo.
+      copy_tree_as_invoking_user(best->dir, part, kMaxInputBytes, {journal_file({})});
+    } catch (const UserError& err) {
+      fs::remove_all(part, ec);
+      fmt::print(stderr, "bisect: {}\n", one_line("not taking " + best->dir.string() + " (" + err.what() + "); measuring here"));
+      return std::nullopt;
+    }
     fs::remove_all(dir, ec);
     fs::rename(part, dir);
     auto bundle = load_bundle(dir / best->bundle.filename());

@@ -429,7 +429,7 @@ int run(const RunOptions& o) {
     if (o.experiment) {
       e = experiment::parse(*o.experiment);
     } else {
-      if (!fs::exists(o.experiment_file))
+      if (!fs::exists(status_as_invoking_user(o.experiment_file)))
         throw UserError("experiment file " + o.experiment_file.string() + " does not exist",
                         "pass a file such as configs/experiments/default.json");
       e = experiment::parse_file(o.experiment_file);

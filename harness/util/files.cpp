@@ -1,5 +1,6 @@
 #include "util/files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -203,6 +204,14 @@ bool AsInvokingUser::may(const fs::path& path, int mode) const {
 #endif
 }
 
+bool AsInvokingUser::may(int fd, int mode) const {
+#ifdef SYS_faccessat2
+  return ::syscall(SYS_faccessat2, fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) == 0;
+#else
+  return false;
+#endif
+}
+
 void AsInvokingUser::restore() {
   if (who_.empty()) return;
   ::syscall(SYS_setfsuid, fsuid_);  // root's file capabilities come back with it
@@ -213,20 +222,121 @@ void AsInvokingUser::restore() {
 
 namespace {
 constexpr const char* kMadeForAttribute = "trusted.ksandwich.made-for-uid";
+
+bool empty_directory(int fd) {
+  const int copy = ::dup(fd);
+  DIR* d = copy < 0 ? nullptr : ::fdopendir(copy);
+  if (!d) {
+    if (copy >= 0) ::close(copy);
+    return false;
+  }
+  bool empty = true;
+  while (const dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
+  ::closedir(d);
+  return empty;
+}
+
 }  // namespace
 
 void create_output_directory(const fs::path& dir) {
-  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
-  if (!fs::create_directory(dir)) return;  // there before: not made here
+  auto clean = fs::absolute(dir).lexically_normal();
+  if (!clean.has_filename()) clean = clean.parent_path();  // "out/"
+  std::vector<fs::path> missing;  // deepest first
+  std::error_code ec;
+  for (auto p = clean; !fs::exists(p, ec) && p.has_relative_path(); p = p.parent_path()) missing.push_back(p);
+  if (missing.empty()) {
+    if (!fs::is_directory(clean, ec)) throw SystemError("make the directory " + clean.string(), "it exists and is not a directory");
+    return;
+  }
+  // Each level made beneath the descriptor of the one above, never by its whole path again
+  // (fiftieth attack: a link of the user's on the way, flipped between the mkdir and an open
+  // by the whole path, had an existing directory of root's marked).
+  const auto top = missing.back().parent_path();
+  Close parent{::open(top.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+  if (parent.fd < 0) throw SystemError("open " + top.string(), errno);
   const auto user = invoking_user();
-  if (!user) return;
-  // On the directory made, never through a link swapped in for it. Where the file system keeps
-  // no trusted attributes it stays unmarked, and continuing in it under sudo is refused.
-  Close made{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
-  struct stat st{};
-  const auto uid = std::to_string(user->uid);
-  if (made.fd >= 0 && ::fstat(made.fd, &st) == 0 && st.st_uid == 0)
-    (void)::fsetxattr(made.fd, kMadeForAttribute, uid.data(), uid.size(), 0);
+  if (user) {
+    // Where it is made now, which a link flipped since the output checks may have moved: a
+    // place they may write to, or one made for them.
+    AsInvokingUser as;
+    struct stat here{}, named{};
+    if (!as.may(parent.fd, W_OK | X_OK) &&
+        !(made_for_invoking_user(top) && ::fstat(parent.fd, &here) == 0 && ::stat(top.c_str(), &named) == 0 &&
+          here.st_dev == named.st_dev && here.st_ino == named.st_ino))
+      throw UserError(top.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
+                      "name a place of yours for the output");
+  }
+  const auto uid = user ? std::to_string(user->uid) : std::string();
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    const auto name = it->filename();
+    const bool made = ::mkdirat(parent.fd, name.c_str(), 0777) == 0;
+    if (!made && errno != EEXIST) throw SystemError("make the directory " + it->string(), errno);
+    Close here{::openat(parent.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    if (here.fd < 0) throw SystemError("open " + it->string(), errno);
+    if (made && user) {
+      // Marked only as the empty directory of root's just made there; anything else found by
+      // its name was put in its place meanwhile, and nothing is written into it. Where the file
+      // system keeps no trusted attributes it stays unmarked, and continuing in it under sudo
+      // is refused.
+      struct stat st{};
+      if (::fstat(here.fd, &st) != 0 || st.st_uid != 0 || !empty_directory(here.fd))
+        throw SystemError("make the directory " + it->string(), "another was put in its place while it was made");
+      (void)::fsetxattr(here.fd, kMadeForAttribute, uid.data(), uid.size(), 0);
+    }
+    std::swap(parent.fd, here.fd);
+  }
+}
+
+fs::file_status status_as_invoking_user(const fs::path& path, Links links) {
+  AsInvokingUser as;
+  std::error_code ec;  // an error is a status of none: it does not exist for them
+  return links == Links::follow ? fs::status(path, ec) : fs::symlink_status(path, ec);
+}
+
+void copy_tree_as_invoking_user(const fs::path& from, const fs::path& to, size_t max_bytes,
+                                const std::vector<fs::path>& leave_out) {
+  constexpr size_t kMaxEntries = 100000;  // far beyond any run directory
+  const size_t max_total = 16 * max_bytes;
+  std::vector<std::pair<fs::path, bool>> entries;  // beneath FROM; a directory?
+  std::string by;
+  auto unreadable = [&](const fs::path& what, const std::string& why) {
+    return UserError(what.string() + " cannot be copied" + by + ": " + why,
+                     "copy from a directory " + (by.empty() ? std::string("of regular files") : "you can read yourself"));
+  };
+  {
+    AsInvokingUser as;
+    by = as.who().empty() ? "" : " by " + as.who();
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+      const auto type = it->symlink_status(ec).type();
+      const auto rel = it->path().lexically_relative(from);
+      if (type != fs::file_type::directory && type != fs::file_type::regular) continue;
+      if (std::find(leave_out.begin(), leave_out.end(), rel) != leave_out.end()) continue;
+      if (entries.size() == kMaxEntries) throw unreadable(from, "more than " + std::to_string(kMaxEntries) + " entries");
+      entries.emplace_back(rel, type == fs::file_type::directory);
+    }
+    if (ec) throw unreadable(from, ec.message());
+  }
+  fs::create_directory(to);
+  size_t total = 0;
+  for (const auto& [rel, directory] : entries) {
+    if (directory) {
+      fs::create_directory(to / rel);
+      continue;
+    }
+    std::optional<std::string> text;
+    try {
+      AsInvokingUser as;
+      text = read_regular_file_beneath(from, rel, max_bytes);
+    } catch (const SystemError& err) {
+      throw unreadable(from / rel, err.what());
+    }
+    if (!text) continue;
+    if ((total += text->size()) > max_total)
+      throw unreadable(from, "more than " + std::to_string(max_total >> 20) + " MiB in all");
+    write_file_atomic(to / rel, *text);
+  }
 }
 
 bool made_for_invoking_user(const fs::path& dir) {

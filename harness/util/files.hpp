@@ -41,10 +41,11 @@ struct InvokingUser {
   gid_t gid;
 };
 std::optional<InvokingUser> invoking_user();
-// Under sudo (invoking_user), while one lives, this thread reaches files with the invoking user's file-system ids and group alone, without
-// root's file capabilities: the kernel allows each open as it would allow them, at the open
-// itself, so no link swapped in after a check leads elsewhere. Otherwise, and for every other
-// thread, nothing changes. Throws SystemError when the ids cannot be taken.
+// Under sudo (invoking_user), while one lives, this thread reaches files with the invoking
+// user's file-system ids and group alone, without root's file capabilities: the kernel allows
+// each open as it would allow them, at the open itself, so no link swapped in after a check
+// leads elsewhere. Otherwise, and for every other thread, nothing changes. Throws SystemError
+// when the ids cannot be taken.
 class AsInvokingUser {
  public:
   AsInvokingUser();
@@ -57,6 +58,7 @@ class AsInvokingUser {
   // file-system ids; where the kernel lacks it glibc's faccessat asks as the real uid, root's,
   // so then the answer is no.
   bool may(const fs::path& path, int mode) const;
+  bool may(int fd, int mode) const;  // the file FD (O_PATH will do) itself
 
  private:
   void restore();
@@ -65,11 +67,23 @@ class AsInvokingUser {
   gid_t fsgid_ = 0;
   std::vector<gid_t> groups_;
 };
-// Makes the output directory DIR and what is missing above it. Under sudo, a DIR made here is
-// marked as made for the invoking user (an attribute in the trusted namespace, which only root
-// can set), and that mark alone lets them continue in a directory of root's: a run to resume, a
-// bisection to continue, a submission to gather (check_output_dir).
+// PATH's kind (following links unless Links::refuse) as the invoking user sees it under sudo
+// (AsInvokingUser): what they cannot reach does not exist, so no message tells them what root
+// sees there (fiftieth attack: "is not a file" or "cannot be read" told a file's existence in a
+// directory of root's alone). Throws SystemError only as AsInvokingUser does.
+fs::file_status status_as_invoking_user(const fs::path& path, Links links = Links::follow);
+// Makes the output directory DIR and what is missing above it. Under sudo, each directory made
+// here is marked as made for the invoking user (an attribute in the trusted namespace, which
+// only root can set), and that mark alone lets them continue in a directory of root's: a run to
+// resume, a bisection to continue, a submission to gather (check_output_dir).
 void create_output_directory(const fs::path& dir);
+// Copies the directory tree FROM into TO, which it makes: directories and regular files only
+// (links, FIFOs and devices are left out, and LEAVE_OUT's paths beneath FROM), read beneath FROM
+// with no link on the way, each at most MAX_BYTES and 16 times that in all. Under sudo FROM is
+// listed and read as the invoking user (AsInvokingUser), TO written as root. Throws UserError
+// when something in FROM cannot be read.
+void copy_tree_as_invoking_user(const fs::path& from, const fs::path& to, size_t max_bytes,
+                                const std::vector<fs::path>& leave_out = {});
 // Whether DIR is root's and was made by create_output_directory for the user who ran sudo, or
 // lies in such a directory through directories of root's only.
 bool made_for_invoking_user(const fs::path& dir);

@@ -71,6 +71,16 @@ mkdir -p "$out/results/default-p03"
 cp "$data/bundles/qemu-confirm.json" "$out/results/default-p03/bundle.json"
 check "gather takes no bundle of another experiment for a step" \
   bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is not a run of\")" >/dev/null' "$ks" "$out"
+# Fiftieth attack: a step's experiment that is no JSON compared equal to every bundle's (a
+# discarded parse), so a run of it was shown whatever the file held.
+cp "$out/experiments/default-p03.json" "$tmp/p03.json"
+as_run_of default-p03 <"$data/bundles/qemu-confirm.json" >"$out/results/default-p03/bundle.json"
+check "gather shows a step's own run (the control for the next check)" \
+  bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem == \"\"" >/dev/null' "$ks" "$out"
+echo 'not json at all' >"$out/experiments/default-p03.json"
+check "gather takes no bundle for a step whose experiment file is not JSON" \
+  bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"default-p03.json\")" >/dev/null' "$ks" "$out"
+cp "$tmp/p03.json" "$out/experiments/default-p03.json"
 # Thirty-first attack: a run that measured nothing, saying NO_CHANGE, is no figure either.
 jq 'del(.analysis) | .points[].status = "pending" | .rows = [] | .verdict = "NO_CHANGE"' "$data/bundles/qemu-confirm.json" |
   as_run_of default-p03 >"$out/results/default-p03/bundle.json"

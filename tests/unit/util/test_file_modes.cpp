@@ -5,9 +5,11 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "support/scoped_env.hpp"
@@ -106,4 +108,81 @@ TEST_CASE("write_file_append: under sudo, as the invoking user: a file of root's
   struct stat st{};
   REQUIRE(::stat((theirs / "summary.md").c_str(), &st) == 0);
   CHECK(st.st_uid == 65534);
+}
+
+TEST_CASE("create_output_directory: under sudo, what it makes is marked for the user, and nothing of root's that was there") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: the mark of a directory made for the sudo user is root's to set");
+    return;
+  }
+  ks::test::TempDir dir;
+  if (::setxattr(dir.path.c_str(), "trusted.ks-probe", "1", 1, 0) != 0) {
+    WARN("SKIP: the file system of " << dir.path << " keeps no trusted attributes (" << std::strerror(errno) << ")");
+    return;
+  }
+  std::filesystem::permissions(dir.path, std::filesystem::perms(0755));
+  auto theirs = dir.path / "theirs";
+  std::filesystem::create_directory(theirs);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  auto roots = theirs / "roots";  // made by root some other way, in a place of theirs
+  std::filesystem::create_directories(roots / "inside");
+  ks::test::ScopedEnv sudo({{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});
+  ks::create_output_directory(theirs / "a/b/run");
+  for (auto made : {theirs / "a", theirs / "a/b", theirs / "a/b/run"}) {
+    CAPTURE(made);
+    CHECK(ks::made_for_invoking_user(made));
+  }
+  std::filesystem::create_directories(theirs / "a/b/run/points/01");  // root's, inside: theirs to continue
+  CHECK(ks::made_for_invoking_user(theirs / "a/b/run/points/01"));
+  ks::create_output_directory(roots);  // there before: not marked
+  CHECK_FALSE(ks::made_for_invoking_user(roots));
+  // Where it is made is asked again at the mkdir, of the directory itself: not in one of root's
+  // that is not theirs (a link flipped after the output checks would lead there).
+  CHECK_THROWS_WITH(ks::create_output_directory(roots / "new"), Catch::Contains("cannot write there"));
+  CHECK_FALSE(std::filesystem::exists(roots / "new"));
+  CHECK_FALSE(ks::made_for_invoking_user(roots / "inside"));
+  CHECK_FALSE(ks::made_for_invoking_user(theirs));  // theirs, not root's: writable, never marked
+  {
+    ks::test::ScopedEnv other({{"SUDO_UID", "4242"}, {"SUDO_GID", "4242"}});
+    CHECK_FALSE(ks::made_for_invoking_user(theirs / "a/b/run"));  // made for another user
+  }
+}
+
+TEST_CASE("status_as_invoking_user: under sudo, what lies where the user cannot reach is not found, there or not") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: the sudo user's view is asked for root only");
+    return;
+  }
+  ks::test::TempDir dir;
+  std::filesystem::permissions(dir.path, std::filesystem::perms(0700));
+  ks::write_file(dir.path / "exists.json", "{}");
+  CHECK(std::filesystem::is_regular_file(ks::status_as_invoking_user(dir.path / "exists.json")));  // root's own view
+  ks::test::ScopedEnv sudo({{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});
+  CHECK_FALSE(std::filesystem::exists(ks::status_as_invoking_user(dir.path / "exists.json")));
+  CHECK_FALSE(std::filesystem::exists(ks::status_as_invoking_user(dir.path / "missing.json")));
+}
+
+TEST_CASE("copy_tree_as_invoking_user: directories and regular files only, and under sudo read as the user") {
+  ks::test::TempDir dir;
+  std::filesystem::permissions(dir.path, std::filesystem::perms(0755));
+  auto from = dir.path / "run";
+  std::filesystem::create_directories(from / "points/01");
+  ks::write_file(from / "bundle.json", "{}");
+  ks::write_file(from / "points/01/console.log", "boot\n");
+  ks::write_file(dir.path / "secret", "root's\n");
+  std::filesystem::create_symlink(dir.path / "secret", from / "points/link");
+  REQUIRE(::mkfifo((from / "fifo").c_str(), 0600) == 0);  // copied, it would wait for a writer
+  ks::copy_tree_as_invoking_user(from, dir.path / "copy", 1 << 20);
+  CHECK(ks::read_file(dir.path / "copy/bundle.json") == "{}");
+  CHECK(ks::read_file(dir.path / "copy/points/01/console.log") == "boot\n");
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dir.path / "copy/points/link")));
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dir.path / "copy/fifo")));
+  if (::geteuid() != 0) return;
+  // Theirs, holding a file of root's they cannot read: not copied for them.
+  REQUIRE(::chown(from.c_str(), 65534, 65534) == 0);
+  ks::write_file(from / "points/01/root-only", "root's\n");
+  std::filesystem::permissions(from / "points/01/root-only", std::filesystem::perms(0600));
+  ks::test::ScopedEnv sudo({{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});
+  CHECK_THROWS_WITH(ks::copy_tree_as_invoking_user(from, dir.path / "copy2", 1 << 20),
+                    Catch::Contains("cannot be copied by uid 65534, who ran sudo"));
 }
