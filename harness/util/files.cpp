@@ -272,6 +272,11 @@ void create_output_directory(const fs::path& dir) {
     const auto name = it->filename();
     const bool made = ::mkdirat(parent.fd, name.c_str(), 0777) == 0;
     if (!made && errno != EEXIST) throw SystemError("make the directory " + it->string(), errno);
+    // Under sudo, one that appeared since it was found missing is not gone into (fifty-first
+    // attack: a directory of root's renamed into its place in the user's became the parent of
+    // the next level, made and written to as theirs).
+    if (!made && user)
+      throw SystemError("make the directory " + it->string(), "another appeared in its place while it was made");
     Close here{::openat(parent.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
     if (here.fd < 0) throw SystemError("open " + it->string(), errno);
     if (made && user) {
