@@ -118,24 +118,42 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
     throw UserError(option + " " + given.string() + " is under " + kStateDir.string() +
                         ", where ksandwich keeps its journal key and machine lock",
                     hint);
-  if (auto why = untrusted_on_the_way(given, role))
-    throw UserError(option + " " + given.string() + ": " + *why,
-                    "name a place only you (or root) can change, e.g. " + option +
-                        " results/my-run (in a shared directory such as /tmp, make it first as root: mkdir)");
+  // What is written through GIVEN is what REAL names: the nearest existing place of each is one
+  // file (fifty-second attack: /proc/PID/root, a link the user owns, led root's write into a
+  // mount namespace of theirs, where the checked name was bound over a directory of root's).
+  auto nearest = [](fs::path p) {
+    std::error_code ec;
+    while (!fs::exists(p, ec) && p.has_relative_path()) p = p.parent_path();
+    return p;
+  };
+  struct stat named{}, checked{};
+  if (::stat(nearest(fs::absolute(given)).c_str(), &named) != 0 || ::stat(nearest(real).c_str(), &checked) != 0 ||
+      named.st_dev != checked.st_dev || named.st_ino != checked.st_ino)
+    throw UserError(option + " " + given.string() + " leads somewhere other than " + real.string() +
+                        " (through /proc or a mount of another namespace)",
+                    hint);
   // Under sudo, only where the invoking user could write themselves: the directory it is made
   // in (the nearest that exists) and the file it replaces (forty-sixth attack: `analyze --out`
   // replaced a root-only file in a root-only directory); or in a directory root made for them
   // before (a run to resume, a bisection to continue, a submission to gather: forty-eighth
   // attack), which only the mark create_output_directory sets tells from any other of root's
   // (forty-ninth attack: every directory of root's in a place of theirs counted as theirs).
-  AsInvokingUser as;
-  if (as.who().empty()) return;
-  std::error_code ec;
-  auto dir = fs::is_directory(real, ec) ? real : real.parent_path();
-  while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
-  if (!(as.may(dir, W_OK | X_OK) || made_for_invoking_user(dir)) || (fs::is_regular_file(real, ec) && !as.may(real, W_OK)))
-    throw UserError(option + " " + given.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
-                    "name a place of yours, e.g. " + option + " results/my-run");
+  // Asked before the walk below, whose messages would tell them what lies where only root
+  // looks (fifty-second attack).
+  {
+    AsInvokingUser as;
+    std::error_code ec;
+    auto dir = fs::is_directory(real, ec) ? real : real.parent_path();
+    while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
+    if (!as.who().empty() &&
+        (!(as.may(dir, W_OK | X_OK) || made_for_invoking_user(dir)) || (fs::is_regular_file(real, ec) && !as.may(real, W_OK))))
+      throw UserError(option + " " + given.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
+                      "name a place of yours, e.g. " + option + " results/my-run");
+  }
+  if (auto why = untrusted_on_the_way(given, role))
+    throw UserError(option + " " + given.string() + ": " + *why,
+                    "name a place only you (or root) can change, e.g. " + option +
+                        " results/my-run (in a shared directory such as /tmp, make it first as root: mkdir)");
 }
 
 fs::path resolved(const fs::path& path, const std::string& option, const std::string& hint) {

@@ -370,6 +370,17 @@ root" ] || { echo "FAIL under sudo, files of root's in a directory of root's wer
   tell_apart bisect NAME --good a --bad b --out "$tmp/sudo-home/o-bis"
   tell_apart series NAME --mbox "$tmp/sudo-home/btrfs-noop-comment.patch" --out "$tmp/sudo-home/o-ser"
   tell_apart junit "$bundle" --out NAME
+  # Fifty-second attack: /proc/PID/root leads into another mount namespace, where the name
+  # checked in this one is bound over somewhere else.
+  mkdir -p "$tmp/ns-out" "$tmp/ns-victim" && echo precious >"$tmp/ns-victim/v" && echo mine >"$tmp/ns-out/v"
+  unshare --mount --propagation private sh -c 'mount --bind "$1" "$2" && echo $$ >"$3" && exec sleep 60' _ \
+    "$tmp/ns-victim" "$tmp/ns-out" "$tmp/ns-pid" &
+  sleeper=$!
+  for _ in $(seq 50); do [ -s "$tmp/ns-pid" ] && break; sleep 0.1; done
+  expect_error "junit --out through /proc/PID/root into another mount namespace" "leads somewhere other than" -- \
+    "$ks" junit "$bundle" --out "/proc/$(cat "$tmp/ns-pid")/root$tmp/ns-out/v"
+  kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+  [ "$(cat "$tmp/ns-victim/v")" = precious ] || { echo "FAIL a write through /proc/PID/root replaced a file elsewhere"; failures=$((failures + 1)); }
   # ... nor reads them root's bundles or histories.
   cp "$bundle" "$tmp/root-only/b.json" && "$ks" history add --history "$tmp/root-only/h.sqlite" "$bundle" >/dev/null
   expect_error "report: a root-only bundle, under sudo" "cannot be read by uid 65534, who ran sudo" -- \
@@ -622,9 +633,13 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   else
     echo "SKIPPED (part): this filesystem takes no POSIX ACL"
   fi
-  mkdir -p "$tmp/shared-group/sub" && chgrp 100 "$tmp/shared-group" && chmod 775 "$tmp/shared-group"
+  # (sub/ writable by that group too: what the user may write is asked first, under sudo)
+  mkdir -p "$tmp/shared-group/sub" && chgrp 100 "$tmp/shared-group" "$tmp/shared-group/sub" &&
+    chmod 775 "$tmp/shared-group" "$tmp/shared-group/sub"
+  chmod 755 "$tmp"
   expect_error "junit --out where the sudo user's shared group may write" "$tmp/shared-group belongs to uid 0 and others may write" -- \
     env SUDO_UID=4242 SUDO_GID=100 "$ks" junit "$bundle" --out "$tmp/shared-group/sub/x.xml"
+  chmod 700 "$tmp"
   mkdir -p "$tmp/their-units" "$tmp/bm-decoy" "$tmp/my-units" && chown nobody "$tmp/their-units"
   expect_error "baremetal install --unit-dir of another user's" "$tmp/their-units belongs to uid" -- \
     env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state2" "$ks" baremetal install --unit-dir "$tmp/their-units"
