@@ -143,8 +143,7 @@ void check_output_place(const fs::path& real, const fs::path& given, const std::
   {
     AsInvokingUser as;
     std::error_code ec;
-    auto dir = fs::is_directory(real, ec) ? real : real.parent_path();
-    while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
+    const auto dir = nearest(fs::is_directory(real, ec) ? real : real.parent_path());  // as the user sees it
     if (!as.who().empty() &&
         (!(as.may(dir, W_OK | X_OK) || made_for_invoking_user(dir)) || (fs::is_regular_file(real, ec) && !as.may(real, W_OK))))
       throw UserError(option + " " + given.string() + ": " + as.who() + ", cannot write there, and root writes for them only where they could",
