@@ -1,8 +1,9 @@
 // The reply as a MIME mail: the report model's reply (reply.cpp) with the headers a mailer
 // needs and the bundle as a base64 attachment. Headers are ASCII (non-ASCII words as RFC
-// 2047 encoded words), folded within 78 columns; the text part is UTF-8, 8bit. Date: and
-// Message-ID: are the mailer's to add when it sends (sendmail, msmtp and mutt do), and so
-// is From: when none was given.
+// 2047 encoded words), folded within 78 columns; the text part is UTF-8, 8bit, or
+// quoted-printable when a line is too long to mail as it is. Date: and Message-ID: are the
+// mailer's to add when it sends (sendmail, msmtp and mutt do), and so is From: when none was
+// given.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,6 +89,42 @@ std::vector<std::string> mailbox_words(const std::string& mailbox) {
   return words;
 }
 
+// TEXT as quoted-printable (RFC 2045, 6.7): what is not printable ASCII, '=', and a space or
+// tab ending a line as =XX; lines of at most 76 characters, longer ones broken by a soft
+// line break ("=" at its end) that the reader's mailer joins again.
+std::string quoted_printable(std::string_view text) {
+  constexpr size_t kWidth = 76;
+  std::string out, line;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += line + "\n";
+      line.clear();
+      continue;
+    }
+    const bool ends_line = i + 1 == text.size() || text[i + 1] == '\n';
+    const bool plain = (c >= ' ' && c < 0x7f && c != '=' && !(c == ' ' && ends_line)) || (c == '\t' && !ends_line);
+    const std::string piece = plain ? std::string(1, static_cast<char>(c)) : fmt::format("={:02X}", c);
+    // Room is kept for the '=' of a soft break, except on what ends a line.
+    if (line.size() + piece.size() > kWidth - (ends_line ? 0 : 1)) {
+      out += line + "=\n";
+      line.clear();
+    }
+    line += piece;
+  }
+  return out + line;
+}
+
+// Whether every line of TEXT fits a mail sent as it is (RFC 5322: 998 octets at most).
+bool lines_fit(std::string_view text) {
+  for (size_t start = 0; start < text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    if (end - start > 998) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 std::string wrapped_base64(std::string_view data) {
   const std::string all = base64(data);
   std::string out;
@@ -132,13 +169,18 @@ std::optional<std::string> mail(const evidence::Bundle& bundle, const Options& o
   if (!r.subject.empty()) out += header("Subject", text_words(r.subject));
   out += "In-Reply-To: <" + r.in_reply_to + ">\nReferences: <" + r.in_reply_to + ">\n";
   out += "MIME-Version: 1.0\n";
-  const std::string text_part = "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n";
+  // As it is, unless a line is too long for a mail (a mailer, git send-email among them,
+  // refuses it): then quoted-printable, which breaks it where the reader's mailer joins it.
+  const bool plain = lines_fit(r.body);
+  const std::string body = plain ? r.body : quoted_printable(r.body);
+  const std::string text_part = std::string("Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: ") +
+                                (plain ? "8bit" : "quoted-printable") + "\n\n";
   const bool attach = options.attachment && !options.attachment->content.empty();
-  if (!attach) return out + text_part + r.body;
+  if (!attach) return out + text_part + body;
   // A boundary the body cannot hold ('=' followed by '_' is never base64 and a text is
   // unlikely to have it; checked all the same).
   std::string boundary = "=_ksandwich_" + options.attachment->sha256.substr(0, 16);
-  while (r.body.find(boundary) != std::string::npos) boundary += "_";
+  while (body.find(boundary) != std::string::npos) boundary += "_";
   const auto& a = *options.attachment;
   // The file name goes into a quoted parameter: only plain names, else the usual one.
   const bool plain_name = !a.name.empty() && a.name.size() <= 64 && std::all_of(a.name.begin(), a.name.end(), [](char c) {
@@ -146,8 +188,8 @@ std::optional<std::string> mail(const evidence::Bundle& bundle, const Options& o
   });
   const std::string name = plain_name ? a.name : "bundle.json.gz";
   out += "Content-Type: multipart/mixed; boundary=\"" + boundary + "\"\n\n";
-  out += "--" + boundary + "\n" + text_part + r.body;
-  if (!r.body.empty() && r.body.back() != '\n') out += "\n";
+  out += "--" + boundary + "\n" + text_part + body;
+  if (!body.empty() && body.back() != '\n') out += "\n";
   out += "--" + boundary + "\n";
   out += "Content-Type: application/gzip; name=\"" + name + "\"\n";
   out += "Content-Disposition: attachment; filename=\"" + name + "\"\n";

@@ -220,6 +220,38 @@ TEST_CASE("reply: mail() is a MIME mail to the author, the list on Cc, the bundl
   }
 }
 
+TEST_CASE("reply: a line too long to mail makes the text part quoted-printable, which decodes to the reply") {
+  auto b = with_verdict("REGRESSION");
+  ks::report::Options options;
+  options.tester = "J\xc3\xbcrgen " + std::string(1500, 'x') + "= <jt@example.org>";  // a Reported-by of 1,500 columns
+  auto eml = ks::report::mail(b, options);
+  REQUIRE(eml);
+  const std::string head = "Content-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: quoted-printable\n\n";
+  REQUIRE_THAT(*eml, Contains(head));
+  const auto body = eml->substr(eml->find(head) + head.size());
+  for (auto& line : lines_of(body)) {
+    INFO(line);
+    CHECK(line.size() <= 76);
+  }
+  // What a reader's mailer shows: soft breaks joined, =XX decoded.
+  std::string decoded;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '=') {
+      decoded += body[i];
+    } else if (body[i + 1] == '\n') {
+      ++i;
+    } else {
+      decoded += static_cast<char>(std::stoi(body.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    }
+  }
+  CHECK_THAT(decoded, Contains("Reported-by: " + options.tester + "\n"));
+  CHECK(decoded.find('=') == decoded.find("= <jt@"));
+  // An ordinary reply goes as it is.
+  options.tester = "Jane <jane@example.org>";
+  CHECK_THAT(*ks::report::mail(b, options), Contains("Content-Transfer-Encoding: 8bit\n\n"));
+}
+
 TEST_CASE("reply: a changed workload's five largest own-time changes, where a profile says, within 72 columns") {
   auto b = ks::test::make_sample_bundle();
   ks::test::add_iops_workload(b);
