@@ -70,6 +70,11 @@ validate_json "a plan point's arm and the run's date are checked" 2 \
   '.valid == false and (.schema_errors | map(.path) | index("/plan/points/0/arm") != null and index("/created_at") != null)' \
   "$tmp/bad-plan.json"
 
+# Pass 52: a date of month 99 matched the digits, and a history sorted it after every night.
+jq '.created_at = "9999-99-99T99:99:99Z"' "$data/host-confirm.json" >"$tmp/bad-date.json"
+validate_json "a date past any calendar is refused" 2 \
+  '.valid == false and (.schema_errors | map(.path) | index("/created_at") != null)' "$tmp/bad-date.json"
+
 printf '{"schema_version": 1, "verdict": "OK", "verdict": "INVALID"}' >"$tmp/dup.json"
 validate_json "a duplicate key is refused, not silently read" 2 '.valid == false and (.schema_errors | length) > 0' "$tmp/dup.json"
 
