@@ -154,6 +154,18 @@ Store::Store(const fs::path& path, Open open) : db_(openable(path, open)) {
     throw UserError(fmt::format("{} has history schema version {}; this ksandwich reads up to {}", path.string(),
                                 version, kSchemaVersion),
                     "use the ksandwich that wrote it, or a newer one");
+  if (version > 0) {
+    // Its two tables as kSchema makes them, and nothing that runs when it is read or written:
+    // a view or a trigger is code of whoever wrote the file (fifty-third attack: `workloads`
+    // as an endless recursive view held `trend` forever), a virtual table a module's.
+    auto s = db_.prepare(
+        "SELECT count(*) = 2 AND (SELECT count(*) FROM sqlite_master WHERE type IN ('view', 'trigger')) = 0 "
+        "FROM sqlite_master WHERE type = 'table' AND lower(name) IN ('runs', 'workloads') AND sql NOT LIKE 'CREATE VIRTUAL%'");
+    if (!s.step() || s.integer(0) != 1)
+      throw UserError(path.string() + " is not a ksandwich history (its runs and workloads are not the two tables "
+                                      "ksandwich makes, or it holds a view or a trigger)",
+                      "pass the file `ksandwich history add` or `nightly --history` wrote");
+  }
   db_.exec("PRAGMA foreign_keys = ON");
   if (version == 0) {
     Transaction t(db_);
@@ -172,7 +184,12 @@ Store::Store(const fs::path& path, Open open) : db_(openable(path, open)) {
     Transaction t(db_);
     auto again = db_.prepare("PRAGMA user_version");  // another process may have migrated it meanwhile
     if (again.step() && again.integer(0) == 1) {
-      db_.exec("ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT ''");
+      try {
+        db_.exec("ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT ''");
+      } catch (const SystemError& e) {  // no runs table, or one with a clock already: not version 1
+        throw UserError(path.string() + " says history schema version 1 but is not one (" + e.what() + ")",
+                        "pass the file `ksandwich history add` or `nightly --history` wrote");
+      }
       std::vector<std::pair<int64_t, std::string>> bundles;
       for (auto s = db_.prepare("SELECT id, bundle_path FROM runs"); s.step();) bundles.emplace_back(s.integer(0), s.text(1));
       for (auto& [id, bundle_path] : bundles) {

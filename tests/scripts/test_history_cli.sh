@@ -83,7 +83,8 @@ elif ! jq -e 'map(.machine) | any(contains("\u202eesrever\u009b2J"))' <<<"$out" 
 else echo "ok   history list --json escapes a stranger's direction marks"; fi
 
 # A history someone else made (issue 27): its runs table a view over an endless recursive
-# query. SIGTERM (as from timeout or a CI job's limit) must still stop it, exit 130.
+# query; fifty-third attack: a history whose workloads are one (history list read only runs,
+# trend and history show spun until killed), or that holds a trigger. Refused at once, exit 2.
 python3 - "$tmp/endless.sqlite" <<'PY'
 import sqlite3, sys
 cols = ("experiment created_at added_at backend control_source patched_source machine_fingerprint machine "
@@ -96,9 +97,23 @@ c.execute("CREATE TABLE workloads (run_id INTEGER, workload TEXT, metric TEXT, r
           "ratio_high REAL, level REAL, mde_pct REAL, verdict TEXT, material INTEGER)")
 c.commit()
 PY
-timeout -k 10 --preserve-status 3 "$ks" history list --history "$tmp/endless.sqlite" >/dev/null 2>&1
-code=$?
-[ "$code" -eq 130 ] || fail "history list on an endless view: exit $code after SIGTERM, expected 130 (137: it ignored TERM)"
+cp "$db" "$tmp/endless-workloads.sqlite"
+cp "$db" "$tmp/trigger.sqlite"
+python3 - "$tmp/endless-workloads.sqlite" "$tmp/trigger.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("ALTER TABLE workloads RENAME TO w_real; CREATE VIEW workloads AS WITH RECURSIVE c(x) AS "
+                "(SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT w.* FROM w_real w, c")
+c = sqlite3.connect(sys.argv[2])
+c.executescript("CREATE TRIGGER t AFTER INSERT ON runs BEGIN UPDATE runs SET verdict = 'NO_CHANGE'; END")
+PY
+for file in endless endless-workloads trigger; do
+  for read in "history list" "history show 1" "trend"; do
+    # shellcheck disable=SC2086
+    expect 2 "$read refuses the history $file.sqlite" "holds a view or a trigger" -- \
+      timeout -k 5 20 "$ks" $read --history "$tmp/$file.sqlite"
+  done
+done
 
 # Seventh attack: a history another user can change is not read by root (its rows name the
 # bundles root would read, and SQLite runs its views); invalid UTF-8 in one of root's own is

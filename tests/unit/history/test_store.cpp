@@ -185,6 +185,13 @@ TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "
     negative.exec("PRAGMA user_version = -5");
   }
   CHECK_THROWS_WITH(history::Store(dir.path / "negative.sqlite"), Catch::Contains("schema version -5"));
+  {
+    history::Database unmigratable(dir.path / "clock-already.sqlite");  // pass 52: SQLite's own words, no hint
+    unmigratable.exec("CREATE TABLE runs (id INTEGER PRIMARY KEY, clock TEXT)");
+    unmigratable.exec("CREATE TABLE workloads (run_id INTEGER)");
+    unmigratable.exec("PRAGMA user_version = 1");
+  }
+  CHECK_THROWS_WITH(history::Store(dir.path / "clock-already.sqlite"), Catch::Contains("says history schema version 1 but is not one"));
 }
 
 TEST_CASE("history: one experiment, one clock, and a history from before clocks takes each run's from its bundle",
