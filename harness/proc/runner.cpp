@@ -221,7 +221,9 @@ std::optional<std::filesystem::path> find_program(const std::string& program) {
   std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   dirs += ":/usr/sbin:/sbin";  // root tools (mkfs, losetup) even when PATH omits sbin
   for (auto& dir : split(dirs, ':')) {
-    if (dir.empty()) continue;
+    // An empty or relative entry ("." or "bin") names whatever directory this runs in: root
+    // would run a program someone left there (fifty-third attack: python3 and modinfo in /tmp).
+    if (dir.empty() || dir.front() != '/') continue;
     auto p = std::filesystem::path(dir) / program;
     if (access(p.c_str(), X_OK) == 0) return p;
   }

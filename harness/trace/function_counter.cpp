@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +28,9 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 const fs::path kTracefs = "/sys/kernel/tracing";
-const char* const kLockFiles[] = {"/run/lock/ksandwich-tracefs.lock", "/tmp/ksandwich-tracefs.lock"};
+// In root's own directory, beside the run lock: in /run/lock or /tmp, everyone's, another
+// user could hold it for two minutes, or make a FIFO by its name first (fifty-third attack).
+const fs::path kLockDir = "/run/ksandwich";
 constexpr auto kLockWait = 120s;
 // The function tracer fallback's ring buffer: 16 MiB per CPU (~500,000 calls), but at most
 // 64 MiB over all CPUs, since `trace` is read as text in one piece.
@@ -163,11 +166,14 @@ class Tracefs {
 class MachineLock {
  public:
   MachineLock() {
-    for (const char* path : kLockFiles) {
-      fd_ = ::open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);  // /run/lock is everyone's
-      if (fd_ >= 0) break;
-    }
-    if (fd_ < 0) throw SystemError("open the tracefs lock file", errno);
+    if (::geteuid() != 0) return;  // tracefs is root's: no one else gets as far as writing it
+    // A guest's initramfs has no /run; a host has it, and the directory is made as the run's is.
+    for (const auto& dir : {kLockDir.parent_path(), kLockDir})
+      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw SystemError("make " + dir.string(), errno);
+    struct stat st{};
+    if (::lstat(kLockDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+      throw SystemError("lock tracefs", kLockDir.string() + " is not a directory of root's alone");
+    fd_ = open_private_file(kLockDir / "tracefs.lock", O_RDWR);
     auto deadline = std::chrono::steady_clock::now() + kLockWait;
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       if (errno == ENOSYS || errno == ENOLCK) {  // no CONFIG_FILE_LOCKING (a tiny guest)

@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "proc/runner.hpp"
 #include "support/temp_dir.hpp"
 #include "util/files.hpp"
+
+namespace fs = std::filesystem;
 
 TEST_CASE("a command's process dies with the ksandwich that started it, even by SIGKILL") {
   ks::test::TempDir dir("ks-runner");
@@ -62,4 +66,24 @@ TEST_CASE("a command that prints past its bound is stopped, as on a timeout (thi
   auto fine = ks::proc::run(small);
   CHECK(fine.ok());
   CHECK_FALSE(fine.overflowed);
+}
+
+TEST_CASE("a program is looked up only in absolute PATH entries, never in one that names where it runs (fifty-third attack)") {
+  ks::test::TempDir dir("ks-runner-path");
+  const auto planted = dir.path / "ks-planted-tool";
+  ks::write_file(planted, "#!/bin/sh\nexit 0\n");
+  fs::permissions(planted, fs::perms::owner_all);
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  const auto cwd = fs::current_path();
+  fs::current_path(dir.path);
+  ::setenv("PATH", ".:/usr/bin:/bin", 1);
+  const auto relative = ks::proc::find_program("ks-planted-tool");
+  ::setenv("PATH", (dir.path.string() + ":/usr/bin:/bin").c_str(), 1);
+  const auto absolute = ks::proc::find_program("ks-planted-tool");
+  ::setenv("PATH", saved.c_str(), 1);
+  fs::current_path(cwd);
+  CHECK_FALSE(relative);
+  REQUIRE(absolute);  // the control: the same program, named by an absolute entry
+  CHECK(*absolute == planted);
 }
