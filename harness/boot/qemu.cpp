@@ -78,7 +78,8 @@ class NvmeImage {
 
 fs::path nvme_image_path(const PointContext& ctx) {
   fs::path dir = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : ctx.point_dir;
-  return dir / ("ksandwich-nvme-" + std::to_string(getpid()) + "-" + std::to_string(ctx.point) + ".img");
+  // Not by pid and point alone: another user could make those names first (fifty-third attack).
+  return fresh_name(dir, "ksandwich-nvme-" + std::to_string(getpid()) + "-" + std::to_string(ctx.point) + "-");
 }
 
 fs::path initramfs_path(const fs::path& bundle_dir, const std::string& plan) {

@@ -28,7 +28,7 @@ void set_analyze_command(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
   cmd->add_option("--out", args->out, "also write the re-judged bundle here (JSON)")->check(non_empty_path());
   cmd->callback([args, &context] {
-    check_json_file(args->bundle, "bundle");
+    check_bundle_file(args->bundle);
     if (!args->out.empty()) check_output_file(args->out, "--out");
     auto stored = pipeline::load_schema_valid_bundle(args->bundle);
     auto again = pipeline::rejudged(stored);

@@ -86,8 +86,10 @@ void set_exit_status(CLI::App* cmd, const ExitCodes& own);
 const CLI::Validator& material_pct();
 
 // Throws UserError when the JSON file at PATH (if it exists) holds a NUL byte or nests too
-// deep for a recursive reader: checked on the text, before any parser sees it.
+// deep for a recursive reader: checked on the text, before any parser sees it. WHAT names it.
 void check_json_file(const std::filesystem::path& path, const std::string& what);
+// The same for a bundle, which is read from anyone: as reader_of_anyones_file says.
+void check_bundle_file(const std::filesystem::path& path);
 
 }  // namespace ks::cli
 

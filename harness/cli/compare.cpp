@@ -35,8 +35,8 @@ void set_compare_command(CLI::App& app, Context& context) {
     o.arm = args->arm;
     o.material_pct = args->material_pct;
     o.allow_environment_change = args->allow_environment_change;
-    check_json_file(args->before, "bundle");
-    check_json_file(args->after, "bundle");
+    check_bundle_file(args->before);
+    check_bundle_file(args->after);
     auto result = pipeline::compare_bundles(pipeline::load_schema_valid_bundle(args->before),
                                             pipeline::load_schema_valid_bundle(args->after), o);
     fmt::print("{}", report::render(result, args->format));

@@ -33,7 +33,7 @@ void set_history_command(CLI::App& app, Context& context) {
     check_output_file(*db, "--history", true);
     history::Store store(*db);
     for (auto& b : *bundles) {
-      check_json_file(b, "bundle");
+      check_bundle_file(b);
       auto added = history::add_bundle_file(store, b);
       fmt::print("{}: {} run {}\n", one_line(b), added.already ? "already in the history as" : "added as", added.id);
     }

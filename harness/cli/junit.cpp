@@ -19,7 +19,7 @@ void set_junit_command(CLI::App& app, Context& context) {
   cmd->add_option("--out", args->out, "write the XML here instead of standard output")
       ->check(non_empty_path());
   cmd->callback([args, &context] {
-    check_json_file(args->bundle, "bundle");
+    check_bundle_file(args->bundle);
     if (!args->out.empty()) check_output_file(args->out, "--out");
     auto xml = report::junit(pipeline::load_recomputed_bundle(args->bundle));
     if (args->out.empty())

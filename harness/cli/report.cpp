@@ -39,7 +39,7 @@ void set_report_command(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"text", "markdown", "html", "json", "eml"}));
   add_reply_options(cmd, args->reply);
   cmd->callback([args, &context] {
-    check_json_file(args->bundle, "bundle");
+    check_bundle_file(args->bundle);
     std::string text;
     // A bundle that fails its schema: exit 2; the reply also one whose figures are not its rows'.
     auto bundle = args->format == "eml" ? pipeline::load_recomputed_bundle(args->bundle, &text)

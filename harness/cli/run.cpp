@@ -221,7 +221,7 @@ void set_run_command(CLI::App& app, Context& context) {
     pipeline::RunOptions o;
     if (!args->resume.empty()) {
       check_output_dir(args->resume, "--resume");
-      check_json_file(std::filesystem::path(args->resume) / "bundle.json", "bundle");
+      check_bundle_file(std::filesystem::path(args->resume) / "bundle.json");
       o.resume = true;
       o.after_switch = args->after_switch;
       o.out_dir = fs::absolute(args->resume).lexically_normal();

@@ -270,7 +270,7 @@ void set_gather(CLI::App& app, Context& context) {
         try {
           if (fs::is_symlink(out)) throw UserError(out.string() + " is a symbolic link", "");
           if (auto why = untrusted_on_the_way(bundle, PathRole::kTrustedFile)) throw UserError(*why, "");
-          check_json_file(bundle, "bundle");
+          check_bundle_file(bundle);
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it
           // Parsed, or the run is not shown (fiftieth attack: a file that was no JSON parsed to a
           // discarded value, which compared equal to every bundle's experiment).

@@ -24,7 +24,7 @@ void set_validate_command(CLI::App& app, Context& context) {
                   "text | json ({\"valid\", \"schema_errors\", \"recomputed_mismatches\"} on stdout)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([args, &context] {
-    check_json_file(args->bundle, "bundle");
+    check_bundle_file(args->bundle);
     auto v = pipeline::validate_bundle_file(args->bundle);
     if (args->format == "json") {
       fmt::print("{}\n", nlohmann::json(v).dump(2, ' ', true, nlohmann::json::error_handler_t::replace));

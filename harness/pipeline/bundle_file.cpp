@@ -24,6 +24,7 @@
 #include "trace/profile.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/ownership.hpp"
 #include "util/hash.hpp"
 
 namespace ks::pipeline {
@@ -88,7 +89,7 @@ bool is_gzip(std::string_view data) {
 }
 
 std::string read_bundle_text(const std::filesystem::path& path, bool* compressed) {
-  auto data = read_input_file(path, kMaxBundleFile, "bundle");
+  auto data = read_input_file(path, kMaxBundleFile, "bundle", Links::follow, reader_of_anyones_file(path));
   if (compressed) *compressed = is_gzip(data);
   return is_gzip(data) ? gunzip(data, path) : data;
 }

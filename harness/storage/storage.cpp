@@ -135,15 +135,6 @@ void unload_brd() {
 
 namespace {
 
-// DIR/PREFIX + 12 random hex digits: a name that can be journaled before it is created
-// (mkstemp and mkdtemp would create it first).
-fs::path fresh_name(const fs::path& dir, const std::string& prefix) {
-  std::random_device random;
-  char suffix[13];
-  std::snprintf(suffix, sizeof suffix, "%06x%06x", random() & 0xffffff, random() & 0xffffff);
-  return dir / (prefix + suffix);
-}
-
 std::vector<std::string> unique(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (auto& item : items)

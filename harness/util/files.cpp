@@ -16,6 +16,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <utility>
 
@@ -174,8 +175,9 @@ std::optional<InvokingUser> invoking_user() {
   return InvokingUser{*uid, *gid};
 }
 
-AsInvokingUser::AsInvokingUser() {
-  const auto user = invoking_user();
+AsInvokingUser::AsInvokingUser() : AsInvokingUser(invoking_user(), "") {}
+
+AsInvokingUser::AsInvokingUser(std::optional<InvokingUser> user, std::string who) {
   if (!user) return;
   const int count = ::getgroups(0, nullptr);
   std::vector<gid_t> groups(static_cast<size_t>(std::max(count, 0)));
@@ -187,7 +189,7 @@ AsInvokingUser::AsInvokingUser() {
   if (::syscall(SYS_setgroups, 1, &group) != 0) throw SystemError("setgroups", errno);
   fsgid_ = static_cast<gid_t>(::syscall(SYS_setfsgid, group));
   fsuid_ = static_cast<uid_t>(::syscall(SYS_setfsuid, user->uid));
-  who_ = "uid " + std::to_string(user->uid) + ", who ran sudo";
+  who_ = who.empty() ? "uid " + std::to_string(user->uid) + ", who ran sudo" : std::move(who);
   if (::syscall(SYS_setfsuid, -1) != static_cast<long>(user->uid) || ::syscall(SYS_setfsgid, -1) != static_cast<long>(group)) {
     restore();
     throw SystemError("take the ids of the user who ran sudo", "setfsuid or setfsgid was refused");
@@ -358,16 +360,28 @@ bool made_for_invoking_user(const fs::path& dir) {
   }
 }
 
-std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links) {
+fs::path fresh_name(const fs::path& dir, const std::string& prefix) {
+  std::random_device random;
+  char suffix[13];
+  std::snprintf(suffix, sizeof suffix, "%06x%06x", random() & 0xffffff, random() & 0xffffff);
+  return dir / (prefix + suffix);
+}
+
+std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links,
+                            Reader reader) {
   std::string by;
   try {
-    AsInvokingUser as;
+    const bool anyone = reader == Reader::anyone;
+    AsInvokingUser as(anyone ? std::optional(InvokingUser{65534, 65534}) : invoking_user(),  // the kernel's overflow ids
+                      anyone ? "anyone (uid 65534), as root reads a file others could lead it to" : "");
     by = as.who().empty() ? "" : " by " + as.who();
     if (auto text = read_regular_file(path, max_bytes, links)) return *text;
   } catch (const SystemError& err) {
     throw UserError(what + " " + path.string() + " cannot be read" + by + ": " + err.what(),
                     "name the " + what + " itself: a regular file of at most " + std::to_string(max_bytes >> 20) +
-                        " MiB" + (by.empty() ? "" : ", one you can read yourself"));
+                        " MiB" + (by.empty() ? ""
+                                  : reader == Reader::anyone ? ", one anyone may read, or a copy in a directory of yours"
+                                                             : ", one you can read yourself"));
   }
   throw UserError(what + " " + path.string() + " does not exist", "check the path");
 }

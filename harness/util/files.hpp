@@ -49,6 +49,8 @@ std::optional<InvokingUser> invoking_user();
 class AsInvokingUser {
  public:
   AsInvokingUser();
+  // The same for USER, named WHO in messages (nothing changes for nullopt).
+  AsInvokingUser(std::optional<InvokingUser> user, std::string who);
   ~AsInvokingUser();
   AsInvokingUser(const AsInvokingUser&) = delete;
   AsInvokingUser& operator=(const AsInvokingUser&) = delete;
@@ -94,7 +96,12 @@ bool made_for_invoking_user(const fs::path& dir);
 // file, larger than MAX_BYTES, not theirs to read) instead of a SystemError. WHAT names it in
 // the message ("patch file").
 // LINKS refuse: a link in PATH's last place is not followed, and the file is not read.
-std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what, Links links = Links::follow);
+// READER anyone: as no one in particular (the overflow uid 65534, no group of its own), for a
+// file root reads from anyone where others could change the way to it: a link of theirs to a
+// root-only file then fails to open instead of being read into a message or a report.
+enum class Reader { invoking_user, anyone };
+std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what,
+                            Links links = Links::follow, Reader reader = Reader::invoking_user);
 // What an experiment, a mail or a patch can sensibly weigh: far beyond any real one.
 inline constexpr size_t kMaxInputBytes = size_t(64) << 20;
 bool read_file_contains(const fs::path& path, std::string_view needle);
@@ -137,6 +144,11 @@ std::string one_line(std::string_view s);
 std::string printable_lines(std::string_view s);
 
 std::string now_utc_iso8601();
+
+// DIR / PREFIX and twelve random hex digits: a name no one can make first in a directory others
+// may write to (/dev/shm, /tmp), as they could a pid and a count, and one that can be journaled
+// before it is created (mkstemp and mkdtemp create it first).
+fs::path fresh_name(const fs::path& dir, const std::string& prefix);
 
 // A directory made empty now and removed with everything in it when the scope ends, unless
 // released (then it stays, e.g. renamed into a cache): nothing half-made stays behind.

@@ -210,6 +210,11 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
   return std::nullopt;
 }
 
+Reader reader_of_anyones_file(const std::filesystem::path& path) {
+  return ::geteuid() == 0 && !invoking_user() && untrusted_on_the_way(path, PathRole::kTrustedFile) ? Reader::anyone
+                                                                                                     : Reader::invoking_user;
+}
+
 std::optional<std::string> untrusted_in_tree(const std::filesystem::path& dir, size_t max_entries) {
   namespace fs = std::filesystem;
   if (::geteuid() != 0) return std::nullopt;

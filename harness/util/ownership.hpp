@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "util/files.hpp"
+
 namespace ks {
 
 // Whether someone other than the owner of ST may write to it: the world, or a group that is
@@ -72,6 +74,12 @@ void open_tree_for_reading(const std::filesystem::path& dir);
 // read a root-only file into a message or a kernel's .config for them). Bundles and reports
 // are read from anyone: this is not for them.
 void require_trusted_input(const std::filesystem::path& path, const std::string& what);
+
+// Who reads for root a file it reads from anyone (a bundle; read_input_file): under sudo the
+// user who ran it; else, where someone else could change the way to PATH or the file itself
+// (untrusted_on_the_way), anyone (fifty-third attack: another user's link in /tmp to a
+// root-only file had it quoted in a parse error); else root.
+Reader reader_of_anyones_file(const std::filesystem::path& path);
 
 // A record ksandwich keeps in its cache (a source's source.json, a build's identity.json, an
 // accelerator's or a calibration's verdict), read back: a regular file of at most MAX_BYTES,

@@ -568,6 +568,24 @@ fi
   cp "$KS_SOURCE_DIR/kernel-patches/btrfs-drop-sb-nosec.patch" "$tmp/sticky2/" && chown nobody "$tmp/sticky2/btrfs-drop-sb-nosec.patch"
   expect_error "run: a patch another user planted beside root's experiment" "patch file $tmp/sticky2/btrfs-drop-sb-nosec.patch: $tmp/sticky2/btrfs-drop-sb-nosec.patch belongs to uid" -- \
     "$ks" run "$tmp/sticky2/mine.json" --dry-run --out "$tmp/o-planted-patch"
+  # Fifty-third attack: another user's link in a sticky directory led root's bundle readers to
+  # a root-only file, quoted in their parse and schema errors. Read as anyone, it is not read.
+  mkdir -p "$tmp/root-only" && chmod 700 "$tmp/root-only"
+  printf '{"experiment": "TOKEN-53"}\n' >"$tmp/root-only/config.json" && chmod 600 "$tmp/root-only/config.json"
+  ln -s "$tmp/root-only/config.json" "$tmp/sticky2/evil.json" && chown -h nobody "$tmp/sticky2/evil.json"
+  for reader in validate report junit analyze; do
+    out=$("$ks" $reader "$tmp/sticky2/evil.json" 2>&1)
+    code=$?
+    if [ "$code" -ne 2 ] || grep -qF TOKEN-53 <<<"$out" || ! grep -qF "cannot be read by anyone" <<<"$out"; then
+      echo "FAIL $reader: another user's link to a root-only file (exit $code): $out"; failures=$((failures + 1))
+    else
+      echo "ok   $reader: another user's link to a root-only file is read as anyone: $(head -n1 <<<"$out" | cut -c1-100)"
+    fi
+  done
+  chown -h root "$tmp/sticky2/evil.json"  # the control: root's own link there is followed
+  out=$("$ks" validate "$tmp/sticky2/evil.json" 2>&1)
+  grep -qF TOKEN-53 <<<"$out" && echo "ok   validate: root's own link is followed" ||
+    { echo "FAIL validate: root's own link to its file was not read: $out"; failures=$((failures + 1)); }
   mkdir -p "$tmp/exp-tar" && jq '.source = {"kind": "tarball", "path": "linux.tar.xz"}' \
     "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/exp-tar/exp.json"
   : >"$tmp/sticky2/linux.tar.xz" && chown nobody "$tmp/sticky2/linux.tar.xz"

@@ -86,6 +86,40 @@ TEST_CASE("require_trusted_input: under sudo, what the invoking user could not r
   CHECK(ks::read_input_file(secret, 4096, "config fragment") == "TOPSECRET=y\n");
 }
 
+TEST_CASE("reader_of_anyones_file: root reads a bundle through another user's link as anyone, so not their way to its files") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: reading as anyone is root's only");
+    return;
+  }
+  ks::test::TempDir dir;
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path, fs::perms(0755));
+  fs::create_directory(dir.path / "private");
+  fs::permissions(dir.path / "private", fs::perms(0700));
+  const auto secret = dir.path / "private/config.json";
+  ks::write_file(secret, "{\"experiment\": \"TOKEN\"}\n");
+  fs::permissions(secret, fs::perms(0600));
+  fs::create_directory(dir.path / "public");
+  fs::permissions(dir.path / "public", fs::perms(01777));  // as /tmp
+  const auto link = dir.path / "public/bundle.json";
+  fs::create_symlink(secret, link);
+  REQUIRE(::lchown(link.c_str(), 65534, 65534) == 0);  // another user's link (fifty-third attack)
+  CHECK(ks::reader_of_anyones_file(link) == ks::Reader::anyone);
+  CHECK_THROWS_WITH(ks::read_input_file(link, 4096, "bundle", ks::Links::follow, ks::reader_of_anyones_file(link)),
+                    Catch::Contains("cannot be read by anyone (uid 65534)"));
+  // The control: root's own link there leads root to root's file.
+  REQUIRE(::lchown(link.c_str(), 0, 0) == 0);
+  CHECK(ks::reader_of_anyones_file(link) == ks::Reader::invoking_user);
+  CHECK(ks::read_input_file(link, 4096, "bundle", ks::Links::follow, ks::reader_of_anyones_file(link)) ==
+        "{\"experiment\": \"TOKEN\"}\n");
+  // A file anyone may read, in another's place, is read as before.
+  ks::write_file(dir.path / "public/theirs.json", "{}");
+  fs::permissions(dir.path / "public/theirs.json", fs::perms(0644));
+  REQUIRE(::chown((dir.path / "public/theirs.json").c_str(), 65534, 65534) == 0);
+  CHECK(ks::read_input_file(dir.path / "public/theirs.json", 4096, "bundle", ks::Links::follow,
+                            ks::reader_of_anyones_file(dir.path / "public/theirs.json")) == "{}");
+}
+
 TEST_CASE("write_file_append: under sudo, as the invoking user: a file of root's they could not write is not appended to") {
   if (::geteuid() != 0) {
     WARN("SKIP: the sudo user's writing is asked for root only");
