@@ -4,6 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cctype>
+#include <string_view>
+#include <vector>
+
 #include "evidence/clock.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "pipeline/compare.hpp"
@@ -49,6 +54,45 @@ CREATE TABLE workloads (
   PRIMARY KEY (run_id, workload)
 );
 )SQL";
+
+// Version 1 was kSchema without the clock column, which the migration adds so.
+constexpr std::string_view kClockColumn = ",\n  clock TEXT NOT NULL DEFAULT 'wall'";
+constexpr const char* kAddClock = "ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT ''";
+
+// What sqlite_master holds (type, name, table, SQL of each object, in name order), the SQL
+// without its white space, which SQLite's ALTER TABLE edits as it likes and which changes no
+// object's meaning ("TEXTNOT NULL" would only change a type's name: no code).
+using SchemaRows = std::vector<std::array<std::string, 4>>;
+SchemaRows schema_rows(Database& db) {
+  SchemaRows rows;
+  for (auto s = db.prepare("SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master ORDER BY name"); s.step();) {
+    auto sql = s.text(3);
+    std::erase_if(sql, [](unsigned char c) { return std::isspace(c); });
+    rows.push_back({s.text(0), s.text(1), s.text(2), sql});
+  }
+  return rows;
+}
+
+// Whether DB's schema is, object for object and word for word, one ksandwich makes at VERSION:
+// kSchema, version 1's, or version 1's migrated. Anything else there (a view, a trigger, a
+// generated column, a CHECK or an index on an expression) is code of whoever wrote the file,
+// run when it is read or written (fifty-third and fifty-fourth attacks: an endless recursive
+// view, a trigger stored as type 'TRIGGER', a generated column costing seconds a row).
+bool schema_is_ours(Database& db, int version) {
+  const auto v1 = [] {
+    std::string text = kSchema;
+    return text.erase(text.find(kClockColumn), kClockColumn.size());
+  }();
+  const auto made = [](const std::string& schema, bool migrated) {
+    Database fresh(":memory:");
+    fresh.exec(schema);
+    if (migrated) fresh.exec(kAddClock);
+    return schema_rows(fresh);
+  };
+  const auto theirs = schema_rows(db);
+  if (version == 1) return theirs == made(v1, false);
+  return theirs == made(kSchema, false) || theirs == made(v1, true);
+}
 
 constexpr const char* kRunColumns =
     "id, experiment, created_at, added_at, backend, control_source, patched_source, machine_fingerprint, "
@@ -154,18 +198,10 @@ Store::Store(const fs::path& path, Open open) : db_(openable(path, open)) {
     throw UserError(fmt::format("{} has history schema version {}; this ksandwich reads up to {}", path.string(),
                                 version, kSchemaVersion),
                     "use the ksandwich that wrote it, or a newer one");
-  if (version > 0) {
-    // Its two tables as kSchema makes them, and nothing that runs when it is read or written:
-    // a view or a trigger is code of whoever wrote the file (fifty-third attack: `workloads`
-    // as an endless recursive view held `trend` forever), a virtual table a module's.
-    auto s = db_.prepare(
-        "SELECT count(*) = 2 AND (SELECT count(*) FROM sqlite_master WHERE type IN ('view', 'trigger')) = 0 "
-        "FROM sqlite_master WHERE type = 'table' AND lower(name) IN ('runs', 'workloads') AND sql NOT LIKE 'CREATE VIRTUAL%'");
-    if (!s.step() || s.integer(0) != 1)
-      throw UserError(path.string() + " is not a ksandwich history (its runs and workloads are not the two tables "
-                                      "ksandwich makes, or it holds a view or a trigger)",
-                      "pass the file `ksandwich history add` or `nightly --history` wrote");
-  }
+  if (version > 0 && !schema_is_ours(db_, version))
+    throw UserError(path.string() + " is not a ksandwich history: its schema is not the one ksandwich makes (a view, "
+                                    "a trigger, or tables, columns or indexes of another kind)",
+                    "pass the file `ksandwich history add` or `nightly --history` wrote");
   db_.exec("PRAGMA foreign_keys = ON");
   if (version == 0) {
     Transaction t(db_);
@@ -184,12 +220,7 @@ Store::Store(const fs::path& path, Open open) : db_(openable(path, open)) {
     Transaction t(db_);
     auto again = db_.prepare("PRAGMA user_version");  // another process may have migrated it meanwhile
     if (again.step() && again.integer(0) == 1) {
-      try {
-        db_.exec("ALTER TABLE runs ADD COLUMN clock TEXT NOT NULL DEFAULT ''");
-      } catch (const SystemError& e) {  // no runs table, or one with a clock already: not version 1
-        throw UserError(path.string() + " says history schema version 1 but is not one (" + e.what() + ")",
-                        "pass the file `ksandwich history add` or `nightly --history` wrote");
-      }
+      db_.exec(kAddClock);
       std::vector<std::pair<int64_t, std::string>> bundles;
       for (auto s = db_.prepare("SELECT id, bundle_path FROM runs"); s.step();) bundles.emplace_back(s.integer(0), s.text(1));
       for (auto& [id, bundle_path] : bundles) {

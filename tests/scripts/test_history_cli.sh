@@ -84,7 +84,9 @@ else echo "ok   history list --json escapes a stranger's direction marks"; fi
 
 # A history someone else made (issue 27): its runs table a view over an endless recursive
 # query; fifty-third attack: a history whose workloads are one (history list read only runs,
-# trend and history show spun until killed), or that holds a trigger. Refused at once, exit 2.
+# trend and history show spun until killed), or that holds a trigger; fifty-fourth: a trigger
+# stored as type 'TRIGGER' (SQLite goes by its SQL), a generated column costing seconds a row.
+# Refused at once, exit 2: only the schema ksandwich makes is read.
 python3 - "$tmp/endless.sqlite" <<'PY'
 import sqlite3, sys
 cols = ("experiment created_at added_at backend control_source patched_source machine_fingerprint machine "
@@ -99,18 +101,25 @@ c.commit()
 PY
 cp "$db" "$tmp/endless-workloads.sqlite"
 cp "$db" "$tmp/trigger.sqlite"
-python3 - "$tmp/endless-workloads.sqlite" "$tmp/trigger.sqlite" <<'PY'
+cp "$db" "$tmp/trigger-upper.sqlite"
+cp "$db" "$tmp/generated.sqlite"
+python3 - "$tmp/endless-workloads.sqlite" "$tmp/trigger.sqlite" "$tmp/trigger-upper.sqlite" "$tmp/generated.sqlite" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.executescript("ALTER TABLE workloads RENAME TO w_real; CREATE VIEW workloads AS WITH RECURSIVE c(x) AS "
                 "(SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT w.* FROM w_real w, c")
-c = sqlite3.connect(sys.argv[2])
-c.executescript("CREATE TRIGGER t AFTER INSERT ON runs BEGIN UPDATE runs SET verdict = 'NO_CHANGE'; END")
+for f in sys.argv[2:4]:
+    c = sqlite3.connect(f)
+    c.executescript("CREATE TRIGGER t AFTER INSERT ON runs BEGIN UPDATE runs SET verdict = 'NO_CHANGE'; END")
+c.executescript("PRAGMA writable_schema = ON; UPDATE sqlite_master SET type = 'TRIGGER' WHERE name = 't'")
+c.commit()
+c = sqlite3.connect(sys.argv[4])
+c.executescript("ALTER TABLE runs ADD COLUMN slow TEXT GENERATED ALWAYS AS (hex(zeroblob(1000000 + length(verdict)))) VIRTUAL")
 PY
-for file in endless endless-workloads trigger; do
+for file in endless endless-workloads trigger trigger-upper generated; do
   for read in "history list" "history show 1" "trend"; do
     # shellcheck disable=SC2086
-    expect 2 "$read refuses the history $file.sqlite" "holds a view or a trigger" -- \
+    expect 2 "$read refuses the history $file.sqlite" "its schema is not the one ksandwich makes" -- \
       timeout -k 5 20 "$ks" $read --history "$tmp/$file.sqlite"
   done
 done

@@ -191,7 +191,7 @@ TEST_CASE("history: what is not a valid bundle, or not a history, is refused", "
     unmigratable.exec("CREATE TABLE workloads (run_id INTEGER)");
     unmigratable.exec("PRAGMA user_version = 1");
   }
-  CHECK_THROWS_WITH(history::Store(dir.path / "clock-already.sqlite"), Catch::Contains("says history schema version 1 but is not one"));
+  CHECK_THROWS_WITH(history::Store(dir.path / "clock-already.sqlite"), Catch::Contains("its schema is not the one ksandwich makes"));
 }
 
 TEST_CASE("history: one experiment, one clock, and a history from before clocks takes each run's from its bundle",
