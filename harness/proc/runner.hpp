@@ -57,7 +57,8 @@ Result run(const Command& cmd);
 // Like run, but throws SystemError (with stderr tail) unless the command exited 0.
 Result run_checked(const Command& cmd);
 
-// True when PROGRAM is found on PATH (or is an executable path).
+// True when PROGRAM is found on PATH (or is an executable path). Only PATH's absolute entries
+// are looked in, and for root only those that are directories of root's no one else may write to.
 bool have_program(const std::string& program);
 std::optional<std::filesystem::path> find_program(const std::string& program);
 
