@@ -191,22 +191,24 @@ void check_output_file(const fs::path& file, const std::string& option, bool in_
 }
 
 namespace {
-void check_json_file(const fs::path& path, const std::string& what, Reader reader) {
+void check_json_file(const fs::path& path, const std::string& what, Reader reader, size_t max_bytes) {
   const auto st = status_as_invoking_user(path);
   if (!fs::exists(st)) return;  // the subcommand says it does not exist, in its words
   if (fs::is_directory(st))
     throw UserError(what + " " + path.string() + " is a directory", "name the JSON file itself");
   // Bounded, and never a FIFO or device: /dev/zero would be read forever, a FIFO block.
-  auto text = read_input_file(path, kMaxInputBytes, what, Links::follow, reader);
+  auto text = read_input_file(path, max_bytes, what, Links::follow, reader);
   if (pipeline::is_gzip(text)) return;  // pipeline::load_bundle checks it decompressed
   experiment::check_json_text(text, path.string());
 }
 }  // namespace
 
 void check_json_file(const fs::path& path, const std::string& what) {
-  check_json_file(path, what, Reader::invoking_user);
+  check_json_file(path, what, Reader::invoking_user, kMaxInputBytes);
 }
 
-void check_bundle_file(const fs::path& path) { check_json_file(path, "bundle", reader_of_anyones_file(path)); }
+void check_bundle_file(const fs::path& path) {
+  check_json_file(path, "bundle", reader_of_anyones_file(path), pipeline::kMaxBundleFile);
+}
 
 }  // namespace ks::cli

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <system_error>
 #include <vector>
 
@@ -116,6 +117,10 @@ fs::path find_agent() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any program is looked up, here or by what it starts: for root, only directories no
+  // one else can put a program in.
+  if (const char* path = std::getenv("PATH"); ::geteuid() == 0)
+    ::setenv("PATH", ks::trusted_program_path(path ? path : ks::kSystemProgramPath).c_str(), 1);
   CLI::App app{
       "ksandwich: builds control and patched kernels, runs btrfs workloads in a\n"
       "control -> patched -> control sandwich and writes a JSON evidence bundle and a report."};

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <string_view>
@@ -250,13 +251,19 @@ Store::Added Store::add(const evidence::Bundle& b, const fs::path& path, const s
   const auto& clock = evidence::bundle_clock(b);
   auto other = db_.prepare("SELECT clock FROM runs WHERE experiment = ?1 AND clock != ?2 AND clock != '' LIMIT 1");
   other.bind(1, b.experiment_name).bind(2, clock.name);
-  if (other.step())
+  if (other.step()) {
+    // The file's word, which may name no clock (fifty-fifth attack: exit 70 on "bogus").
+    const auto theirs = other.text(0);
+    const auto& table = evidence::clock_table();
+    const auto known = std::find_if(table.begin(), table.end(), [&](const auto& c) { return c.name == theirs; });
     throw UserError(fmt::format("this history's runs of {} were measured with the {} clock ({}), this bundle with {} "
                                 "({})",
-                                b.experiment_name, other.text(0), evidence::clock_named(other.text(0)).measures,
+                                one_line(b.experiment_name), one_line(theirs),
+                                known != table.end() ? known->measures : "a clock this ksandwich does not know",
                                 clock.name, clock.measures),
                     "keep one history per clock: add it to another --history file, or set the experiment's \"clock\" "
                     "so every night measures the same way");
+  }
 
   auto insert = db_.prepare(
       "INSERT INTO runs (experiment, created_at, added_at, backend, control_source, patched_source, "

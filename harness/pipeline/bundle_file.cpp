@@ -33,10 +33,8 @@ using nlohmann::json;
 
 namespace {
 
-// A bundle is well under a MiB (a nightly's with every kernel log: a few); a file beyond
-// these is not one. Reading one costs about 0.4 s and 20 MB a MiB (the schema check, the
-// analysis): a gzip inflating to 57 MB took 23 s and 1 GB (thirteenth attack).
-constexpr size_t kMaxBundleFile = size_t(16) << 20;
+// Reading a bundle costs about 0.4 s and 20 MB a MiB (the schema check, the analysis): a
+// gzip inflating to 57 MB took 23 s and 1 GB (thirteenth attack).
 constexpr size_t kMaxInflated = size_t(16) << 20;
 
 // Five times the points a run plans: room to spare, none for a bomb.

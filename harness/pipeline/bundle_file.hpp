@@ -29,6 +29,10 @@ evidence::Bundle parse_bundle_text(const std::string& text, const std::string& o
 // parse_bundle_text checks once the model has read the bundle.
 void require_bundle_words(const evidence::Bundle& b, const std::string& origin);
 
+// A bundle is well under a MiB (a nightly's with every kernel log: a few); a file beyond this
+// is not one.
+inline constexpr size_t kMaxBundleFile = size_t(16) << 20;
+
 // Whether DATA starts like a gzip file (RFC 1952 magic bytes).
 bool is_gzip(std::string_view data);
 

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -213,31 +212,19 @@ Result run_checked(const Command& cmd) {
   return r;
 }
 
-namespace {
-// Whether root may run programs from the PATH entry DIR: a directory of root's that no one else
-// may write to (group root aside). Another user's, or one a shared group may write to, would
-// have root run what they put there (fifty-fourth attack: a PATH through such a directory ran
-// the modinfo and python3 planted in it). For anyone else, any directory.
-bool program_dir_for_me(const std::string& dir) {
-  if (::geteuid() != 0) return true;
-  struct stat st{};
-  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & S_IWOTH) &&
-         !((st.st_mode & S_IWGRP) && st.st_gid != 0);
-}
-}  // namespace
-
 std::optional<std::filesystem::path> find_program(const std::string& program) {
   if (program.find('/') != std::string::npos) {
     if (access(program.c_str(), X_OK) == 0) return std::filesystem::path(program);
     return std::nullopt;
   }
   const char* path = getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  std::string dirs = path ? path : kSystemProgramPath;
   dirs += ":/usr/sbin:/sbin";  // root tools (mkfs, losetup) even when PATH omits sbin
   for (auto& dir : split(dirs, ':')) {
-    // An empty or relative entry ("." or "bin") names whatever directory this runs in: root
-    // would run a program someone left there (fifty-third attack: python3 and modinfo in /tmp).
-    if (dir.empty() || dir.front() != '/' || !program_dir_for_me(dir)) continue;
+    // An empty or relative entry ("." or "bin") names whatever directory this runs in, where
+    // someone may have left a program (fifty-third attack: python3 and modinfo in /tmp). For
+    // root, ksandwich's main keeps only trusted directories in PATH (trusted_program_path).
+    if (dir.empty() || dir.front() != '/') continue;
     auto p = std::filesystem::path(dir) / program;
     if (access(p.c_str(), X_OK) == 0) return p;
   }

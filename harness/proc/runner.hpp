@@ -58,7 +58,7 @@ Result run(const Command& cmd);
 Result run_checked(const Command& cmd);
 
 // True when PROGRAM is found on PATH (or is an executable path). Only PATH's absolute entries
-// are looked in, and for root only those that are directories of root's no one else may write to.
+// are looked in (for root, ksandwich has kept only trusted ones: trusted_program_path).
 bool have_program(const std::string& program);
 std::optional<std::filesystem::path> find_program(const std::string& program);
 

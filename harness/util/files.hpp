@@ -102,6 +102,9 @@ bool made_for_invoking_user(const fs::path& dir);
 enum class Reader { invoking_user, anyone };
 std::string read_input_file(const fs::path& path, size_t max_bytes, const std::string& what,
                             Links links = Links::follow, Reader reader = Reader::invoking_user);
+// Where programs are looked up when $PATH says nothing of use: the system's own directories.
+inline const std::string kSystemProgramPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 // What an experiment, a mail or a patch can sensibly weigh: far beyond any real one.
 inline constexpr size_t kMaxInputBytes = size_t(64) << 20;
 bool read_file_contains(const fs::path& path, std::string_view needle);

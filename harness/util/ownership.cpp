@@ -210,6 +210,22 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
   return std::nullopt;
 }
 
+std::string trusted_program_path(const std::string& path) {
+  if (::geteuid() != 0) return path;
+  std::string kept;
+  for (const auto* dirs : {&path, &kSystemProgramPath}) {
+    for (size_t start = 0; start <= dirs->size();) {
+      const auto end = std::min(dirs->find(':', start), dirs->size());
+      const auto dir = dirs->substr(start, end - start);
+      start = end + 1;
+      if (!dir.empty() && dir.front() == '/' && !untrusted_on_the_way(dir, PathRole::kTrustedDirectory))
+        kept += (kept.empty() ? "" : ":") + dir;
+    }
+    if (!kept.empty()) break;
+  }
+  return kept;
+}
+
 Reader reader_of_anyones_file(const std::filesystem::path& path) {
   return ::geteuid() == 0 && !invoking_user() && untrusted_on_the_way(path, PathRole::kTrustedFile) ? Reader::anyone
                                                                                                      : Reader::invoking_user;

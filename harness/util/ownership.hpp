@@ -75,6 +75,14 @@ void open_tree_for_reading(const std::filesystem::path& dir);
 // are read from anyone: this is not for them.
 void require_trusted_input(const std::filesystem::path& path, const std::string& what);
 
+// For root, PATH (a $PATH value) with only the directories untrusted_on_the_way takes as a
+// cache (root's, or the sudo user's, the way to them too, no one else writing in them, ACLs
+// counted), or the system's own when none is: what ksandwich and every program it starts look
+// programs up in (fifty-third to fifty-fifth attacks: ".", another user's directory, one with
+// an ACL of theirs, or a link of theirs on the way had root run what they put there). For anyone
+// else, PATH as it is.
+std::string trusted_program_path(const std::string& path);
+
 // Who reads for root a file it reads from anyone (a bundle; read_input_file): under sudo the
 // user who ran it; else, where someone else could change the way to PATH or the file itself
 // (untrusted_on_the_way), anyone (fifty-third attack: another user's link in /tmp to a

@@ -568,6 +568,19 @@ fi
   cp "$KS_SOURCE_DIR/kernel-patches/btrfs-drop-sb-nosec.patch" "$tmp/sticky2/" && chown nobody "$tmp/sticky2/btrfs-drop-sb-nosec.patch"
   expect_error "run: a patch another user planted beside root's experiment" "patch file $tmp/sticky2/btrfs-drop-sb-nosec.patch: $tmp/sticky2/btrfs-drop-sb-nosec.patch belongs to uid" -- \
     "$ks" run "$tmp/sticky2/mine.json" --dry-run --out "$tmp/o-planted-patch"
+  # Fifty-third to fifty-fifth attacks: programs another user put in a directory on root's PATH
+  # (".", theirs) ran as root, in ksandwich and in what it starts. Root keeps trusted ones only.
+  mkdir -p "$tmp/their-bin"
+  for tool in modinfo python3 tar; do
+    printf '#!/bin/sh\ntouch "%s/ran-%s"\nexit 1\n' "$tmp" "$tool" >"$tmp/their-bin/$tool" && chmod 755 "$tmp/their-bin/$tool"
+  done
+  chown -R nobody "$tmp/their-bin"
+  (cd "$tmp/their-bin" && PATH=".:$tmp/their-bin:/usr/sbin:/usr/bin:/sbin:/bin" "$ks" doctor >/dev/null 2>&1)
+  if compgen -G "$tmp/ran-*" >/dev/null; then
+    echo "FAIL doctor ran another user's programs from root's PATH: $(ls "$tmp"/ran-*)"; failures=$((failures + 1))
+  else
+    echo "ok   doctor: another user's programs on root's PATH (. and their directory) are not run"
+  fi
   # Fifty-third attack: another user's link in a sticky directory led root's bundle readers to
   # a root-only file, quoted in their parse and schema errors. Read as anyone, it is not read.
   mkdir -p "$tmp/root-only" && chmod 700 "$tmp/root-only"

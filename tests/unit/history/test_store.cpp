@@ -248,4 +248,8 @@ TEST_CASE("history: one experiment, one clock, and a history from before clocks 
   auto version = raw.prepare("PRAGMA user_version");
   version.step();
   CHECK(version.integer(0) == history::kSchemaVersion);
+  // A clock the file names that no ksandwich measures with (fifty-fifth attack: exit 70).
+  raw.exec("UPDATE runs SET clock = 'bogus' WHERE experiment = 'default'");
+  auto later = wall;
+  CHECK_THROWS_WITH(store.add(later, kBundle, "night-7"), Catch::Contains("the bogus clock (a clock this ksandwich does not know)"));
 }

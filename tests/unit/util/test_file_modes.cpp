@@ -120,6 +120,30 @@ TEST_CASE("reader_of_anyones_file: root reads a bundle through another user's li
                             ks::reader_of_anyones_file(dir.path / "public/theirs.json")) == "{}");
 }
 
+TEST_CASE("trusted_program_path: root keeps of PATH only directories no one else can put a program in") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: PATH is narrowed for root only");
+    return;
+  }
+  ks::test::TempDir dir;
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path, fs::perms(0755));
+  const auto roots = dir.path / "roots", theirs = dir.path / "theirs", shared = dir.path / "shared";
+  for (auto& d : {roots, theirs, shared}) fs::create_directory(d);
+  fs::permissions(roots, fs::perms(0755));
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  fs::permissions(shared, fs::perms(01777));
+  fs::create_symlink("/usr/bin", dir.path / "their-link");  // a link of theirs, flipped at will (fifty-fifth attack)
+  REQUIRE(::lchown((dir.path / "their-link").c_str(), 65534, 65534) == 0);
+  const std::string path = ".:bin::" + theirs.string() + ":" + shared.string() + ":" + (shared / "missing").string() + ":" +
+                           (dir.path / "their-link").string() + ":" + roots.string() + ":/usr/bin";
+  CHECK(ks::trusted_program_path(path) == roots.string() + ":/usr/bin");
+  // Nothing of use: the system's own directories, those of them that are trusted.
+  const auto fallback = ks::trusted_program_path(".:" + theirs.string());
+  CHECK_THAT(fallback, Catch::Contains("/usr/bin"));
+  CHECK(fallback.find(theirs.string()) == std::string::npos);
+}
+
 TEST_CASE("write_file_append: under sudo, as the invoking user: a file of root's they could not write is not appended to") {
   if (::geteuid() != 0) {
     WARN("SKIP: the sudo user's writing is asked for root only");
