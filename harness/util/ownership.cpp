@@ -214,13 +214,9 @@ std::string trusted_program_path(const std::string& path) {
   if (::geteuid() != 0) return path;
   std::string kept;
   for (const auto* dirs : {&path, &kSystemProgramPath}) {
-    for (size_t start = 0; start <= dirs->size();) {
-      const auto end = std::min(dirs->find(':', start), dirs->size());
-      const auto dir = dirs->substr(start, end - start);
-      start = end + 1;
+    for (const auto& dir : split(*dirs, ':'))
       if (!dir.empty() && dir.front() == '/' && !untrusted_on_the_way(dir, PathRole::kTrustedDirectory))
         kept += (kept.empty() ? "" : ":") + dir;
-    }
     if (!kept.empty()) break;
   }
   return kept;
