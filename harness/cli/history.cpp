@@ -100,7 +100,7 @@ void set_trend_command(CLI::App& app, Context& context) {
                                           "points and the commits between the nights either side");
   set_exit_status(cmd, {{0, "the trend was printed"}});
   struct Args {
-    std::string db, experiment, format = "text";
+    std::string db, experiment, format = "text", out;
     double material_pct = 1.0;
   };
   auto args = std::make_shared<Args>();
@@ -111,9 +111,15 @@ void set_trend_command(CLI::App& app, Context& context) {
       ->check(material_pct());
   cmd->add_option("--format", args->format, "text | markdown | html | json")
       ->check(CLI::IsMember({"text", "markdown", "html", "json"}));
+  cmd->add_option("--out", args->out, "write the trend here instead of standard output")->check(non_empty_path());
   cmd->callback([args, &context] {
+    if (!args->out.empty()) check_output_file(args->out, "--out");
     history::Store store(args->db, history::Store::Open::kExisting);
-    fmt::print("{}", history::render_trend(history::trend_of(store, args->experiment, args->material_pct), args->format));
+    auto trend = history::render_trend(history::trend_of(store, args->experiment, args->material_pct), args->format);
+    if (args->out.empty())
+      fmt::print("{}", trend);
+    else
+      write_file_atomic(args->out, trend);
     context.exit_code = 0;
   });
 }

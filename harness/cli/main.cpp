@@ -1,5 +1,6 @@
 // ksandwich: does this kernel patch make this filesystem operation faster or slower?
 #include <new>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +104,18 @@ void require_trusted_overrides(const ks::cli::Context& context) {
   };
   check("KSANDWICH_HOME", context.repo_dir, ks::PathRole::kTrustedDirectory);
   check("KSANDWICH_AGENT", context.agent, ks::PathRole::kTrustedFile);
+  // The KVM probe opens it read-write as root (fifty-sixth attack): where it exists, a
+  // character device of root's, in a directory no one else can change.
+  if (const char* kvm = getenv("KSANDWICH_KVM_DEVICE"); kvm && *kvm && ::geteuid() == 0) {
+    const auto device = fs::absolute(kvm);
+    auto why = ks::untrusted_on_the_way(device.parent_path(), ks::PathRole::kTrustedDirectory);
+    struct stat st{};
+    if (!why && ::lstat(device.c_str(), &st) == 0 && (!S_ISCHR(st.st_mode) || st.st_uid != 0))
+      why = device.string() + " is not a character device of root's";
+    if (why)
+      throw ks::UserError("KSANDWICH_KVM_DEVICE=" + std::string(kvm) + ": " + *why + ", and root opens it read-write",
+                          "unset KSANDWICH_KVM_DEVICE (the probe then opens /dev/kvm)");
+  }
 }
 
 // The agent sits next to ksandwich (build/bin/, or wherever both were installed).
@@ -114,13 +127,23 @@ fs::path find_agent() {
   return dir / "ksandwich-agent";
 }
 
+// For root, before anything is looked up or started: only the variables ksandwich passes on,
+// PATH with only directories no one else can put a program in (util's trusted_environment).
+void keep_trusted_environment() {
+  if (::geteuid() != 0) return;
+  std::vector<std::string> entries;
+  for (char** e = environ; *e; ++e) entries.emplace_back(*e);
+  const auto kept = ks::trusted_environment(entries);
+  ::clearenv();
+  for (const auto& [name, value] : kept.variables) ::setenv(name.c_str(), value.c_str(), 1);
+  for (const auto& note : kept.notes)
+    std::fprintf(stderr, "ksandwich: warning: left out of the environment, %s\n", ks::printable_lines(note).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Before any program is looked up, here or by what it starts: for root, only directories no
-  // one else can put a program in.
-  if (const char* path = std::getenv("PATH"); ::geteuid() == 0)
-    ::setenv("PATH", ks::trusted_program_path(path ? path : ks::kSystemProgramPath).c_str(), 1);
+  keep_trusted_environment();
   CLI::App app{
       "ksandwich: builds control and patched kernels, runs btrfs workloads in a\n"
       "control -> patched -> control sandwich and writes a JSON evidence bundle and a report."};

@@ -222,6 +222,80 @@ std::string trusted_program_path(const std::string& path) {
   return kept;
 }
 
+namespace {
+
+// What a kept variable's value may be.
+enum class Kept {
+  kAny,               // taken as it is (a proxy's URL; a KSANDWICH_* path, checked where it is used)
+  kNoPath,            // a name, not a file: dropped when it holds a '/' (LANG=/x loads /x as a locale)
+  kTrustedDirectory,  // a directory root uses: untrusted_on_the_way(..., kTrustedDirectory)
+  kTrustedFile,       // a file root reads or appends to: untrusted_on_the_way(..., kTrustedFile)
+};
+struct KeptVariable {
+  std::string_view name;
+  Kept kept;
+  bool prefix = false;  // every variable whose name begins with NAME
+};
+// The variables root's ksandwich passes on. Everything else (BASH_ENV, LD_*, MAKEFLAGS, CC,
+// ARCH, KBUILD_*, CCACHE_* but its directory, GIT_*, PYTHON*, SBATCH_*, ...) is dropped: a
+// program ksandwich starts reads none of it, and no build or measurement depends on it.
+constexpr KeptVariable kKeptVariables[] = {
+    {"HOME", Kept::kTrustedDirectory},
+    {"USER", Kept::kNoPath},
+    {"LOGNAME", Kept::kNoPath},
+    {"TERM", Kept::kNoPath},
+    {"LANG", Kept::kNoPath},
+    {"LANGUAGE", Kept::kNoPath},
+    {"LC_", Kept::kNoPath, true},
+    {"TZ", Kept::kNoPath},
+    {"TMPDIR", Kept::kTrustedDirectory},
+    {"http_proxy", Kept::kAny},
+    {"https_proxy", Kept::kAny},
+    {"no_proxy", Kept::kAny},
+    {"HTTP_PROXY", Kept::kAny},
+    {"HTTPS_PROXY", Kept::kAny},
+    {"NO_PROXY", Kept::kAny},
+    {"SUDO_UID", Kept::kNoPath},
+    {"SUDO_GID", Kept::kNoPath},
+    {"SUDO_USER", Kept::kNoPath},
+    {"KSANDWICH_", Kept::kAny, true},  // each checked where it is read (require_trusted_overrides, the cache)
+    {"CCACHE_DIR", Kept::kAny},        // checked as a cache (kbuild), and set for make by kbuild itself
+    {"SLURM_CONF", Kept::kTrustedFile},
+    {"GITHUB_STEP_SUMMARY", Kept::kTrustedFile},
+};
+
+const KeptVariable* kept_variable(std::string_view name) {
+  for (const auto& v : kKeptVariables)
+    if (v.prefix ? name.starts_with(v.name) : name == v.name) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+KeptEnvironment trusted_environment(const std::vector<std::string>& entries) {
+  KeptEnvironment out;
+  std::string path = kSystemProgramPath;
+  for (const auto& entry : entries) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (name == "PATH") {
+      path = value;
+      continue;
+    }
+    const auto* kept = kept_variable(name);
+    if (!kept) continue;
+    if (kept->kept == Kept::kNoPath && value.find('/') != std::string::npos) continue;  // TZ=:/etc/localtime too: the default
+    std::optional<std::string> why;
+    if (kept->kept == Kept::kTrustedDirectory) why = untrusted_on_the_way(value, PathRole::kTrustedDirectory);
+    if (kept->kept == Kept::kTrustedFile) why = untrusted_on_the_way(value, PathRole::kTrustedFile);
+    if (why) out.notes.push_back(name + "=" + value + ": " + *why);
+    else out.variables.emplace_back(std::move(name), std::move(value));
+  }
+  out.variables.emplace_back("PATH", trusted_program_path(path));
+  return out;
+}
+
 Reader reader_of_anyones_file(const std::filesystem::path& path) {
   return ::geteuid() == 0 && !invoking_user() && untrusted_on_the_way(path, PathRole::kTrustedFile) ? Reader::anyone
                                                                                                      : Reader::invoking_user;

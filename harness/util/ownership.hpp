@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/files.hpp"
 
@@ -82,6 +84,20 @@ void require_trusted_input(const std::filesystem::path& path, const std::string&
 // an ACL of theirs, or a link of theirs on the way had root run what they put there). For anyone
 // else, PATH as it is.
 std::string trusted_program_path(const std::string& path);
+
+// Root's environment as ksandwich keeps it for itself and all it starts (fifty-sixth attack:
+// BASH_ENV had the `bash -c` of a source check source another user's file as root,
+// TAR_OPTIONS ran their program through tar, and MAKEFILES, CCACHE_PREFIX, KCONFIG_ALLCONFIG,
+// BASH_FUNC_* and SBATCH_* are the same): of ENTRIES ("NAME=value"), only the variables in
+// kKeptVariables (ownership.cpp), PATH narrowed by trusted_program_path. A locale, a time zone or
+// a name that holds a '/' names a file and is dropped; a variable naming a directory or file
+// (HOME, TMPDIR, SLURM_CONF, GITHUB_STEP_SUMMARY) is kept only where untrusted_on_the_way
+// accepts it, and is otherwise dropped with a note saying why.
+struct KeptEnvironment {
+  std::vector<std::pair<std::string, std::string>> variables;
+  std::vector<std::string> notes;  // "HOME=/home/x: /home/x belongs to uid 1000", one a variable dropped
+};
+KeptEnvironment trusted_environment(const std::vector<std::string>& entries);
 
 // Who reads for root a file it reads from anyone (a bundle; read_input_file): under sudo the
 // user who ran it; else, where someone else could change the way to PATH or the file itself

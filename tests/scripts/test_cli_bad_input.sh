@@ -581,6 +581,29 @@ fi
   else
     echo "ok   doctor: another user's programs on root's PATH (. and their directory) are not run"
   fi
+  # Fifty-sixth attack: the rest of root's environment reached what ksandwich starts. BASH_ENV
+  # had the `bash -c` that sizes a source tarball source a file of theirs, and TAR_OPTIONS ran
+  # a program through tar, both as root. Root passes on only the variables it needs.
+  printf 'touch "%s/ran-bash-env"\n' "$tmp" >"$tmp/their-bin/env.sh" && chown nobody "$tmp/their-bin/env.sh"
+  mkdir -p "$tmp/env-src/src" && echo x >"$tmp/env-src/src/Makefile" && tar -cJf "$tmp/env-src/linux.tar.xz" -C "$tmp/env-src" src
+  jq '.source = {"kind": "tarball", "path": "linux.tar.xz"}' "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/env-src/exp.json"
+  out=$(BASH_ENV="$tmp/their-bin/env.sh" TAR_OPTIONS="--checkpoint=1 --checkpoint-action=exec=touch\\ $tmp/ran-tar-options" \
+    "$ks" build "$tmp/env-src/exp.json" --preflight --no-ccache 2>&1)
+  if ! grep -qF "is not a kernel source" <<<"$out"; then
+    echo "FAIL build of a tarball that is no kernel source did not size and unpack it: $out"; failures=$((failures + 1))
+  elif compgen -G "$tmp/ran-*" >/dev/null; then
+    echo "FAIL BASH_ENV or TAR_OPTIONS of root's reached what ksandwich starts: $(ls "$tmp"/ran-*)"; failures=$((failures + 1))
+  else
+    echo "ok   build: BASH_ENV and TAR_OPTIONS naming another user's file or program do not reach bash and tar"
+  fi
+  # Fifty-sixth attack: the KVM probe opened read-write, as root, whatever KSANDWICH_KVM_DEVICE named.
+  : >"$tmp/their-bin/kvm" && chown nobody "$tmp/their-bin/kvm"
+  expect_error "doctor: KSANDWICH_KVM_DEVICE names another user's file" "KSANDWICH_KVM_DEVICE=$tmp/their-bin/kvm: $tmp/their-bin belongs to uid 65534" -- \
+    env KSANDWICH_KVM_DEVICE="$tmp/their-bin/kvm" "$ks" doctor
+  chown -R root "$tmp/their-bin" && chmod 755 "$tmp/their-bin"
+  expect_error "doctor: KSANDWICH_KVM_DEVICE names a regular file of root's" "$tmp/their-bin/kvm is not a character device of root's" -- \
+    env KSANDWICH_KVM_DEVICE="$tmp/their-bin/kvm" "$ks" doctor
+  chown -R nobody "$tmp/their-bin"
   # Fifty-third attack: another user's link in a sticky directory led root's bundle readers to
   # a root-only file, quoted in their parse and schema errors. Read as anyone, it is not read.
   mkdir -p "$tmp/root-only" && chmod 700 "$tmp/root-only"

@@ -31,11 +31,14 @@ out=${KSANDWICH_NIGHT_DIR:-"$results/nightly-$(date -u +%Y-%m-%dT%H%M%SZ)"}
 [ "${#dry_run[@]}" -gt 0 ] || mkdir -p "$(dirname "$history")" "$results"
 code=0
 "$ks" nightly "$experiment" --history "$history" --out "$out" "${dry_run[@]}" || code=$?
+# Refused (2: the experiment, the history or a place is not fit) or interrupted (130): nothing
+# of this night to add to, and what lies at those paths is not its own.
+case "$code" in 2 | 130) exit "$code" ;; esac
 if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$out/bundle.json" ]; then
   "$ks" junit "$out/bundle.json" --out "$out/junit.xml" || code=$((code ? code : $?))
 fi
 if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$history" ]; then
-  "$ks" trend --history "$history" --format html >"$results/trend.html"
-  "$ks" trend --history "$history" --format markdown >"$results/trend.md"
+  "$ks" trend --history "$history" --format html --out "$results/trend.html"
+  "$ks" trend --history "$history" --format markdown --out "$results/trend.md"
 fi
 exit "$code"

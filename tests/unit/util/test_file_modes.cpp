@@ -144,6 +144,35 @@ TEST_CASE("trusted_program_path: root keeps of PATH only directories no one else
   CHECK(fallback.find(theirs.string()) == std::string::npos);
 }
 
+TEST_CASE("trusted_environment: root passes on only the variables it needs, and none naming another user's place") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: the environment is narrowed for root only");
+    return;
+  }
+  ks::test::TempDir dir;
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path, fs::perms(0755));
+  const auto theirs = dir.path / "theirs", roots = dir.path / "roots";
+  fs::create_directory(theirs);
+  fs::create_directory(roots);
+  fs::permissions(roots, fs::perms(0755));
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  const auto kept = ks::trusted_environment({
+      "BASH_ENV=" + (theirs / "env.sh").string(), "TAR_OPTIONS=--use-compress-program=x", "MAKEFILES=/x",
+      "BASH_FUNC_make%%=() { x; }", "LD_PRELOAD=/x.so", "CCACHE_PREFIX=x", "SBATCH_EXPORT=ALL", "notanentry",
+      "LANG=C.UTF-8", "LC_ALL=/x/locale", "TZ=:/etc/localtime", "HOME=" + theirs.string(), "TMPDIR=" + roots.string(),
+      "GITHUB_STEP_SUMMARY=" + (theirs / "summary.md").string(), "KSANDWICH_CACHE=/var/cache/x", "SUDO_UID=4242",
+      "PATH=.:" + theirs.string() + ":/usr/bin"});
+  using Variables = std::vector<std::pair<std::string, std::string>>;
+  CHECK(kept.variables == Variables{{"LANG", "C.UTF-8"}, {"TMPDIR", roots.string()}, {"KSANDWICH_CACHE", "/var/cache/x"},
+                                    {"SUDO_UID", "4242"}, {"PATH", "/usr/bin"}});
+  REQUIRE(kept.notes.size() == 2);
+  CHECK_THAT(kept.notes[0], Catch::StartsWith("HOME=" + theirs.string() + ": ") && Catch::Contains("belongs to uid 65534"));
+  CHECK_THAT(kept.notes[1], Catch::StartsWith("GITHUB_STEP_SUMMARY=") && Catch::Contains("belongs to uid 65534"));
+  // No PATH at all: the system's own directories.
+  CHECK_THAT(ks::trusted_environment({}).variables.back().second, Catch::Contains("/usr/bin"));
+}
+
 TEST_CASE("write_file_append: under sudo, as the invoking user: a file of root's they could not write is not appended to") {
   if (::geteuid() != 0) {
     WARN("SKIP: the sudo user's writing is asked for root only");
