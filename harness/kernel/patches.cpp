@@ -571,6 +571,7 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     if (!has_diff(body)) {
       if (position == 0 && total > 0 && !set.cover)
         set.cover = CoverLetter{subject, header("from"), header("date"), header("message-id")};
+      if (position > 0) set.undiffed.push_back(subject);
       continue;
     }
     if (position > 0 && !positions.insert(position).second)
@@ -590,6 +591,8 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     p.author = header("from");
     p.date = header("date");
     p.message_id = header("message-id");
+    p.position = position;
+    p.total = total;
     p.to = header("to");
     p.cc = header("cc");
     p.text = body;

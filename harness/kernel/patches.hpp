@@ -17,6 +17,8 @@ struct Patch {
   std::string file_sha256;  // SHA-256 of that whole file (what `sha256sum FILE` prints)
   int index = 1;            // position in the file (1-based) and number of patches in it
   int count = 1;
+  int position = 0;         // k and N of the subject's "[PATCH k/N]"; 0 where it has none
+  int total = 0;
   std::string subject;      // as in the mail, e.g. "[PATCH v2 1/2] btrfs: ..."
   std::string author;       // From:
   std::string date;         // Date:
@@ -35,6 +37,7 @@ struct CoverLetter {
 struct PatchSet {
   std::vector<Patch> patches;
   std::optional<CoverLetter> cover;
+  std::vector<std::string> undiffed;  // subjects of "[PATCH k/N]" messages in which no diff was found
 };
 
 // True when TEXT is a mailbox (starts with an mbox "From " line or with mail headers).

@@ -227,9 +227,9 @@ namespace {
 // What a kept variable's value may be.
 enum class Kept {
   kAny,               // taken as it is (a proxy's URL; a KSANDWICH_* path, checked where it is used)
-  kNoPath,            // a name, not a file: dropped when it holds a '/' (LANG=/x loads /x as a locale)
-  kTrustedDirectory,  // a directory root uses: untrusted_on_the_way(..., kTrustedDirectory)
-  kTrustedFile,       // a file root reads or appends to: untrusted_on_the_way(..., kTrustedFile)
+  kNoPath,            // a name, not a file: dropped when it holds a '/' (LANG=/x loads /x as a locale) or a control character
+  kTrustedDirectory,  // a directory root uses: untrusted_on_the_way(..., kTrustedDirectory), made absolute
+  kTrustedFile,       // a file root reads or appends to: untrusted_on_the_way(..., kTrustedFile), made absolute
 };
 struct KeptVariable {
   std::string_view name;
@@ -255,8 +255,8 @@ constexpr KeptVariable kKeptVariables[] = {
     {"HTTP_PROXY", Kept::kAny},
     {"HTTPS_PROXY", Kept::kAny},
     {"NO_PROXY", Kept::kAny},
-    {"SUDO_UID", Kept::kNoPath},
-    {"SUDO_GID", Kept::kNoPath},
+    {"SUDO_UID", Kept::kAny},  // as they are: invoking_user() refuses what is not an id (a run as plain root instead)
+    {"SUDO_GID", Kept::kAny},
     {"SUDO_USER", Kept::kNoPath},
     {"KSANDWICH_", Kept::kAny, true},  // each checked where it is read (require_trusted_overrides, the cache)
     {"CCACHE_DIR", Kept::kAny},        // checked as a cache (kbuild), and set for make by kbuild itself
@@ -285,10 +285,16 @@ KeptEnvironment trusted_environment(const std::vector<std::string>& entries) {
     }
     const auto* kept = kept_variable(name);
     if (!kept) continue;
-    if (kept->kept == Kept::kNoPath && value.find('/') != std::string::npos) continue;  // TZ=:/etc/localtime too: the default
+    if (kept->kept == Kept::kNoPath && (value.find('/') != std::string::npos || one_line(value) != value))
+      continue;  // silently: TZ=:/etc/localtime is the default anyway
     std::optional<std::string> why;
-    if (kept->kept == Kept::kTrustedDirectory) why = untrusted_on_the_way(value, PathRole::kTrustedDirectory);
-    if (kept->kept == Kept::kTrustedFile) why = untrusted_on_the_way(value, PathRole::kTrustedFile);
+    if (kept->kept == Kept::kTrustedDirectory || kept->kept == Kept::kTrustedFile) {
+      // Absolute, as checked: a child that runs elsewhere (git in its tree) must not read it anew.
+      std::error_code ec;
+      if (auto absolute = std::filesystem::absolute(value, ec); !ec && !value.empty()) value = absolute.string();
+      why = untrusted_on_the_way(value, kept->kept == Kept::kTrustedDirectory ? PathRole::kTrustedDirectory
+                                                                              : PathRole::kTrustedFile);
+    }
     if (why) out.notes.push_back(name + "=" + value + ": " + *why);
     else out.variables.emplace_back(std::move(name), std::move(value));
   }

@@ -90,9 +90,9 @@ std::string trusted_program_path(const std::string& path);
 // TAR_OPTIONS ran their program through tar, and MAKEFILES, CCACHE_PREFIX, KCONFIG_ALLCONFIG,
 // BASH_FUNC_* and SBATCH_* are the same): of ENTRIES ("NAME=value"), only the variables in
 // kKeptVariables (ownership.cpp), PATH narrowed by trusted_program_path. A locale, a time zone or
-// a name that holds a '/' names a file and is dropped; a variable naming a directory or file
-// (HOME, TMPDIR, SLURM_CONF, GITHUB_STEP_SUMMARY) is kept only where untrusted_on_the_way
-// accepts it, and is otherwise dropped with a note saying why.
+// a name that holds a '/' (it names a file) or a control character is dropped; a variable naming
+// a directory or file (HOME, TMPDIR, SLURM_CONF, GITHUB_STEP_SUMMARY) is made absolute and kept
+// only where untrusted_on_the_way accepts it, and is otherwise dropped with a note saying why.
 struct KeptEnvironment {
   std::vector<std::pair<std::string, std::string>> variables;
   std::vector<std::string> notes;  // "HOME=/home/x: /home/x belongs to uid 1000", one a variable dropped

@@ -38,7 +38,7 @@ if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$out/bundle.json" ]; then
   "$ks" junit "$out/bundle.json" --out "$out/junit.xml" || code=$((code ? code : $?))
 fi
 if [ "${#dry_run[@]}" -eq 0 ] && [ -f "$history" ]; then
-  "$ks" trend --history "$history" --format html --out "$results/trend.html"
-  "$ks" trend --history "$history" --format markdown --out "$results/trend.md"
+  "$ks" trend --history "$history" --format html --out "$results/trend.html" || code=$((code ? code : $?))
+  "$ks" trend --history "$history" --format markdown --out "$results/trend.md" || code=$((code ? code : $?))
 fi
 exit "$code"

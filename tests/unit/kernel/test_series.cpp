@@ -147,6 +147,25 @@ TEST_CASE("a mailbox of more patches than a series has is refused: experiment k 
   CHECK_THROWS_WITH(split_series(mbox, "big.mbox"), Catch::Contains("201 patches; a series is at most 200"));
 }
 
+TEST_CASE("a series with a patch missing, or one whose diff is not found, is refused: each later step would measure a stack the series never had (fifty-seventh attack)") {
+  auto mail = [](const std::string& subject, const std::string& body) {
+    return "From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\nFrom: A <a@x>\nSubject: " + subject +
+           "\nMessage-ID: <" + std::to_string(subject.size()) + "@x>\n\n" + body + "\n";
+  };
+  const std::string diff = "diff --git a/fs/btrfs/x.c b/fs/btrfs/x.c\n--- a/fs/btrfs/x.c\n+++ b/fs/btrfs/x.c\n@@ -1 +1 @@\n-a\n+b\n";
+  CHECK_THROWS_WITH(split_series(mail("[PATCH 2/3] two", diff) + mail("[PATCH 3/3] three", diff), "gap.mbox"),
+                    Catch::Contains("gap.mbox is not a whole series: it lacks patch 1/3"));
+  CHECK_THROWS_WITH(split_series(mail("[PATCH 1/2] one", "the diff is in an attachment") + mail("[PATCH 2/2] two", diff), "mime.mbox"),
+                    Catch::Contains("lacks patch 1/2 (no diff was found in: [PATCH 1/2] one)"));
+  CHECK_THROWS_WITH(split_series(mail("[PATCH 1/2] one", diff) + mail("[PATCH 2/3] two", diff), "totals.mbox"),
+                    Catch::Contains("not all numbered out of one total"));
+  CHECK_THROWS_WITH(split_series(mail("[PATCH 1/2] one", diff) + mail("two", diff), "mixed.mbox"),
+                    Catch::Contains("not all numbered out of one total"));
+  // Whole, in any order the thread had them; unnumbered patches in the file's order.
+  CHECK(split_series(mail("[PATCH 2/2] two", diff) + mail("[PATCH 1/2] one", diff), "whole.mbox").size() == 2);
+  CHECK(split_series(mail("one", diff) + mail("two", diff), "plain.mbox").size() == 2);
+}
+
 TEST_CASE("a body line \">From \" stays escaped in the split files: reading one back gives its one patch, not a hidden second (sixth attack)") {
   // "diff --git a/HIDDEN.c b/HIDDEN.c\n--- a/HIDDEN.c\n+++ b/HIDDEN.c\n@@ -0,0 +1 @@\n+HIDDEN\n", base64.
   const std::string hidden =

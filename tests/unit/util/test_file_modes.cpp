@@ -160,12 +160,19 @@ TEST_CASE("trusted_environment: root passes on only the variables it needs, and 
   const auto kept = ks::trusted_environment({
       "BASH_ENV=" + (theirs / "env.sh").string(), "TAR_OPTIONS=--use-compress-program=x", "MAKEFILES=/x",
       "BASH_FUNC_make%%=() { x; }", "LD_PRELOAD=/x.so", "CCACHE_PREFIX=x", "SBATCH_EXPORT=ALL", "notanentry",
-      "LANG=C.UTF-8", "LC_ALL=/x/locale", "TZ=:/etc/localtime", "HOME=" + theirs.string(), "TMPDIR=" + roots.string(),
+      "LANG=C.UTF-8", "LC_ALL=/x/locale", "TZ=:/etc/localtime", "SUDO_USER=a\nb", "SUDO_GID=4242/", "HOME=" + theirs.string(), "TMPDIR=" + roots.string(),
       "GITHUB_STEP_SUMMARY=" + (theirs / "summary.md").string(), "KSANDWICH_CACHE=/var/cache/x", "SUDO_UID=4242",
       "PATH=.:" + theirs.string() + ":/usr/bin"});
   using Variables = std::vector<std::pair<std::string, std::string>>;
-  CHECK(kept.variables == Variables{{"LANG", "C.UTF-8"}, {"TMPDIR", roots.string()}, {"KSANDWICH_CACHE", "/var/cache/x"},
-                                    {"SUDO_UID", "4242"}, {"PATH", "/usr/bin"}});
+  // SUDO_GID as it is: invoking_user() refuses it, rather than root going on as plain root.
+  CHECK(kept.variables == Variables{{"LANG", "C.UTF-8"}, {"SUDO_GID", "4242/"}, {"TMPDIR", roots.string()},
+                                    {"KSANDWICH_CACHE", "/var/cache/x"}, {"SUDO_UID", "4242"}, {"PATH", "/usr/bin"}});
+  // A directory named relative to where ksandwich started is passed on as the one checked.
+  const auto cwd = fs::current_path();
+  fs::current_path(roots);
+  const auto relative = ks::trusted_environment({"TMPDIR=."});
+  fs::current_path(cwd);
+  CHECK(relative.variables.front() == std::pair<std::string, std::string>{"TMPDIR", (roots / ".").string()});
   REQUIRE(kept.notes.size() == 2);
   CHECK_THAT(kept.notes[0], Catch::StartsWith("HOME=" + theirs.string() + ": ") && Catch::Contains("belongs to uid 65534"));
   CHECK_THAT(kept.notes[1], Catch::StartsWith("GITHUB_STEP_SUMMARY=") && Catch::Contains("belongs to uid 65534"));
