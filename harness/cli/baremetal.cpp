@@ -64,15 +64,17 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
   // who the sudo user was, whose cache root accepts (systemd passes no environment of the
   // shell that installed the unit). Paths and numbers only: no spaces.
   auto plain = [](const std::string& name, const std::string& value) {
-    if (value.find_first_of(" \t\n\"'\\") != std::string::npos)
-      throw UserError("$" + name + " holds a space or a quote", "set it to a plain path");
+    if (value.find_first_of(" \t\n\"'\\%") != std::string::npos)
+      throw UserError("$" + name + " holds a space, a quote or a % (systemd expands it)", "set it to a plain path");
   };
   plain("KSANDWICH_BAREMETAL_STATE", state.string());
   std::vector<std::pair<std::string, std::string>> env;
   for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR", "SUDO_UID", "SUDO_GID"})
     if (const char* v = std::getenv(name); v && *v) {
-      plain(name, v);
-      env.emplace_back(name, v);
+      // Paths absolute: systemd starts the unit in /, not where this ran.
+      const std::string value = std::string_view(name).starts_with("SUDO_") ? v : fs::absolute(v).string();
+      plain(name, value);
+      env.emplace_back(name, value);
     }
   fs::create_directories(state);
   fs::create_directories(wants_link(dir).parent_path());

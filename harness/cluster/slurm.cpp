@@ -9,14 +9,20 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/hash.hpp"
+#include "util/ownership.hpp"
 
 namespace ks::cluster {
 namespace {
 
-// A file's content hash when it exists (patches, fragments, a .config), else its name.
-std::string content_or_name(const std::string& path) {
+// The content hash of a patch, fragment or .config that exists here, read as `build` reads it
+// (fifty-eighth attack: a 16 GB file in another user's directory was hashed as root, unbounded
+// and deaf to SIGTERM): one someone else could change, or under sudo one the user could not
+// read, is refused. Else its name (a config target; a path that exists only on the nodes).
+std::string content_or_name(const std::string& path, const std::string& what) {
   std::error_code ec;
-  return fs::is_regular_file(path, ec) ? "sha256:" + sha256_file(path) : path;
+  if (!fs::is_regular_file(path, ec)) return path;
+  require_trusted_input(path, what);
+  return "sha256:" + sha256_hex(read_input_file(path, kMaxInputBytes, what));
 }
 
 }  // namespace
@@ -40,11 +46,11 @@ ExperimentInput read_input(const fs::path& file, const fs::path& repo_dir) {
     nlohmann::json key{{"arm", arm},
                        {"source", {r.source.kind, r.source.path, r.source.commit}},
                        {"commit", r.commit},
-                       {"base", content_or_name(r.config.base)},
+                       {"base", content_or_name(r.config.base, "config base")},
                        {"fragments", nlohmann::json::array()},
                        {"patches", nlohmann::json::array()}};
-    for (auto& f : r.config.fragments) key["fragments"].push_back(content_or_name(f));
-    for (auto& p : r.patches) key["patches"].push_back({p, content_or_name(p)});
+    for (auto& f : r.config.fragments) key["fragments"].push_back(content_or_name(f, "config fragment"));
+    for (auto& p : r.patches) key["patches"].push_back({p, content_or_name(p, "patch file")});
     in.kernels.push_back({arm, sha256_hex(key.dump()).substr(0, 16)});
   }
   return in;

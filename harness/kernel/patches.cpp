@@ -292,6 +292,33 @@ int series_version(const std::string& subject) {
 constexpr const char* kOneVersionHint =
     "pick one version: run --patch FILE --message-id ID (of its cover letter or a patch), or save that version only";
 
+// Numbered patches in one mailbox are one run of one series, k/N to m/N with none between
+// missing, and each read (fifty-seventh and fifty-eighth attacks: a patch not saved, or whose
+// diff was in a part not read, was left out without a word, and the rest built as a stack the
+// series never had under the mailbox's name). NUMBERED is in series order where all are numbered.
+void require_one_run(const std::vector<std::pair<int, Patch>>& numbered, const std::vector<std::string>& undiffed,
+                     const std::string& file) {
+  const std::string hint = "save the series' patches (b4 am, git format-patch), or pick one series of a saved thread "
+                           "with --message-id";
+  if (!undiffed.empty())
+    throw UserError("patch " + file + ": no diff was found in " + one_line(join(undiffed, "; ")).substr(0, 300),
+                    "a diff in an attachment or an encoding ksandwich does not read: save that patch with git "
+                    "format-patch, or leave its message out");
+  auto is_numbered = [](auto& n) { return n.second.position > 0 || n.second.total > 0; };
+  if (std::none_of(numbered.begin(), numbered.end(), is_numbered)) return;  // "[PATCH] x", a plain diff: file order
+  const int total = numbered.front().second.total;
+  for (auto& [position, p] : numbered)
+    if (position < 1 || p.total != total || position > total)
+      throw UserError("patch " + file + ": its patches are not all numbered k/N out of one N (\"" +
+                          one_line(p.subject).substr(0, 120) + "\")", hint);
+  for (size_t i = 1; i < numbered.size(); ++i)
+    if (numbered[i].first != numbered[i - 1].first + 1)
+      throw UserError("patch " + file + ": lacks patch " + std::to_string(numbered[i - 1].first + 1) + "/" +
+                          std::to_string(total) + " between " + std::to_string(numbered[i - 1].first) + "/" +
+                          std::to_string(total) + " and " + std::to_string(numbered[i].first) + "/" + std::to_string(total),
+                      hint);
+}
+
 bool is_reply(const std::string& subject) { return starts_with(lower(trim(subject)), "re:"); }
 
 // A plain diff's subject: its first line of description, or the file name.
@@ -557,6 +584,7 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
   }
 
   std::vector<std::pair<int, Patch>> numbered;
+  std::vector<std::string> undiffed;  // "[PATCH k/N]" messages in which no diff was found
   std::set<int> positions, versions;
   bool all_numbered = true;
   for (auto& lines : split_mailbox(text)) {
@@ -571,7 +599,7 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
     if (!has_diff(body)) {
       if (position == 0 && total > 0 && !set.cover)
         set.cover = CoverLetter{subject, header("from"), header("date"), header("message-id")};
-      if (position > 0) set.undiffed.push_back(subject);
+      if (position > 0) undiffed.push_back(subject);
       continue;
     }
     if (position > 0 && !positions.insert(position).second)
@@ -608,6 +636,7 @@ PatchSet parse_patch_file(std::string_view text, const std::string& file) {
   if (all_numbered)
     std::stable_sort(numbered.begin(), numbered.end(),
                      [](auto& a, auto& b) { return a.first < b.first; });
+  require_one_run(numbered, undiffed, file);
   int count = static_cast<int>(numbered.size());
   for (int i = 0; i < count; ++i) {
     auto& p = numbered[static_cast<size_t>(i)].second;

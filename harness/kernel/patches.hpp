@@ -37,7 +37,6 @@ struct CoverLetter {
 struct PatchSet {
   std::vector<Patch> patches;
   std::optional<CoverLetter> cover;
-  std::vector<std::string> undiffed;  // subjects of "[PATCH k/N]" messages in which no diff was found
 };
 
 // True when TEXT is a mailbox (starts with an mbox "From " line or with mail headers).

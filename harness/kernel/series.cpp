@@ -58,30 +58,19 @@ std::string pad(int k, int n) {
   return std::string(width > s.size() ? width - s.size() : 0, '0') + s;
 }
 
-// Step k measures patch k on top of patches 1..k-1: with one of them missing (not saved, or its
-// diff in a body ksandwich does not read) every later step would measure a stack the series
-// never had, under its patch's name (fifty-seventh attack). Numbered patches must be 1/N..N/N.
+// Step k measures patch k on top of patches 1..k-1: numbered patches must be the whole series,
+// 1/N to N/N (fifty-seventh attack: without 1/3, each step measured a stack the series never
+// had). parse_patch_file has made them one run k/N..m/N, in order.
 void require_whole_series(const PatchSet& set, const std::string& origin) {
   const auto& patches = set.patches;
-  auto numbered = [](const Patch& p) { return p.total > 0; };
-  if (std::none_of(patches.begin(), patches.end(), numbered)) return;  // a plain diff, unnumbered format-patch: file order
   const int total = patches.front().total;
-  std::string why;
-  if (std::any_of(patches.begin(), patches.end(), [&](const Patch& p) { return p.total != total; })) {
-    why = "its patches are not all numbered out of one total";
-  } else {
-    std::vector<std::string> missing;
-    for (int k = 1; k <= total && missing.size() < 10; ++k)
-      if (std::none_of(patches.begin(), patches.end(), [k](const Patch& p) { return p.position == k; }))
-        missing.push_back(std::to_string(k) + "/" + std::to_string(total));
-    if (missing.empty() && static_cast<int>(patches.size()) == total) return;
-    why = missing.empty() ? "it holds " + std::to_string(patches.size()) + " patches numbered out of " + std::to_string(total)
-                          : "it lacks patch " + join(missing, ", ");
-  }
-  if (!set.undiffed.empty()) why += " (no diff was found in: " + one_line(join(set.undiffed, "; ")).substr(0, 300) + ")";
-  throw UserError(origin + " is not a whole series: " + why,
-                  "save every patch of the series (b4 am, or lore's t.mbox.gz with --message-id); a patch whose diff "
-                  "is an attachment or in a body ksandwich does not read: save it with git format-patch");
+  if (total == 0 || static_cast<int>(patches.size()) == total) return;
+  std::vector<std::string> missing;
+  for (int k = 1; k <= total && missing.size() < 10; ++k)
+    if (k < patches.front().position || k > patches.back().position)
+      missing.push_back(std::to_string(k) + "/" + std::to_string(total));
+  throw UserError(origin + " is not a whole series: it lacks patch " + join(missing, ", "),
+                  "save every patch of the series (b4 am, or lore's t.mbox.gz with --message-id)");
 }
 
 }  // namespace

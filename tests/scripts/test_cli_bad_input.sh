@@ -546,7 +546,7 @@ fi
   expect_error "KSANDWICH_AGENT another user owns" "KSANDWICH_AGENT=$tmp/agent-theirs: $tmp/agent-theirs belongs to uid" -- \
     env KSANDWICH_AGENT="$tmp/agent-theirs" "$ks" run host-fio --dry-run --out "$tmp/o-agent"
   mkdir -p "$tmp/st ate"
-  expect_error "baremetal install: a state path with a space" "holds a space or a quote" -- \
+  expect_error "baremetal install: a state path with a space" "holds a space, a quote or a %" -- \
     env KSANDWICH_BAREMETAL_STATE="$tmp/st ate/bm" "$ks" baremetal install --unit-dir "$tmp/units-space"
   if [ -e "$tmp/o-home" ] || [ -e "$tmp/o-agent" ] || [ -e "$tmp/units-space" ] || [ -e "$tmp/st ate/bm" ]; then
     echo "FAIL: a refused command made its output"; failures=$((failures + 1))
@@ -604,6 +604,15 @@ fi
   expect_error "doctor: KSANDWICH_KVM_DEVICE names a regular file of root's" "$tmp/their-bin/kvm is not a character device of root's" -- \
     env KSANDWICH_KVM_DEVICE="$tmp/their-bin/kvm" "$ks" doctor
   chown -R nobody "$tmp/their-bin"
+  # Fifty-eighth attack: `submit --slurm` hashed the patches its jobs will build, as root,
+  # wherever they were, without bound (a sparse 16 GB file of another user's held it past
+  # SIGTERM). It reads them as `build` does: another user's is refused before any job is made.
+  mkdir -p "$tmp/root-bin" && printf '#!/bin/sh\necho "Submitted batch job 1"\n' >"$tmp/root-bin/sbatch" && chmod 755 "$tmp/root-bin/sbatch"
+  truncate -s 16G "$tmp/their-bin/big.patch" && chown nobody "$tmp/their-bin/big.patch"
+  jq --arg p "$tmp/their-bin/big.patch" '.name = "sub-theirs" | .arms.patched.patches = [$p]' \
+    "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/sub-theirs.json"
+  expect_error "submit --slurm: a patch in another user's directory" "patch file $tmp/their-bin/big.patch: $tmp/their-bin belongs to uid 65534" -- \
+    timeout 20 env PATH="$tmp/root-bin:$PATH" "$ks" submit --slurm "$tmp/sub-theirs.json" --dir "$tmp/sub-theirs"
   # Fifty-third attack: another user's link in a sticky directory led root's bundle readers to
   # a root-only file, quoted in their parse and schema errors. Read as anyone, it is not read.
   mkdir -p "$tmp/root-only" && chmod 700 "$tmp/root-only"
@@ -871,7 +880,7 @@ os.setxattr(sys.argv[1], sys.argv[2], struct.pack("<I", 2) + b"".join(struct.pac
   for o in o-linklink o-git-theirs o-fio-theirs o-acl o-cacl o-git-config o-their-dev o-git-above o-git-env o-git-include o-git-commondir o-git-xdg; do
     if [ -e "$tmp/$o" ]; then echo "FAIL: a refused command made $tmp/$o"; failures=$((failures + 1)); fi
   done
-  if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
+  if [ -e "$tmp/sub-mine" ] || [ -e "$tmp/sub-theirs" ] || [ -e "$tmp/bis-mine" ] || [ -e "$tmp/o-lnk" ]; then
     echo "FAIL: a refused submit or bisect made its directory"; failures=$((failures + 1))
   fi
 else
@@ -913,8 +922,9 @@ expect_error "report --in-reply-to with a space" "not a Message-ID" -- "$ks" rep
 # The bare-metal boot unit carries what the resumed run must find as the run found it: the
 # kernel cache, ccache, and who the sudo user was (systemd passes no environment of its own).
 mkdir "$tmp/bm-units"
-if KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/bm-cache" CCACHE_DIR="$tmp/bm-ccache" \
-  SUDO_UID=4242 SUDO_GID=4243 "$ks" baremetal install --unit-dir "$tmp/bm-units" >/dev/null 2>&1 &&
+# A relative one is made absolute: systemd starts the unit in / (fifty-eighth attack).
+if (cd "$tmp" && KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/bm-cache" CCACHE_DIR="bm-ccache" \
+  SUDO_UID=4242 SUDO_GID=4243 "$ks" baremetal install --unit-dir "$tmp/bm-units" >/dev/null 2>&1) &&
   grep -qx "Environment=KSANDWICH_BAREMETAL_STATE=$tmp/bm-state KSANDWICH_CACHE=$tmp/bm-cache CCACHE_DIR=$tmp/bm-ccache SUDO_UID=4242 SUDO_GID=4243" \
     "$tmp/bm-units/ksandwich-resume.service"; then
   echo "ok   baremetal install: the unit carries the cache and the sudo user"
@@ -922,8 +932,10 @@ else
   echo "FAIL baremetal install: the unit lacks the cache or the sudo user:"; cat "$tmp/bm-units/"*.service
   failures=$((failures + 1))
 fi
-expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space or a quote" -- \
+expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space, a quote or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/a'b" "$ks" baremetal install --unit-dir "$tmp/bm-units"
+expect_error "baremetal install: a % in \$CCACHE_DIR, which systemd would expand" "holds a space, a quote or a %" -- \
+  env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" CCACHE_DIR="$tmp/c%h" "$ks" baremetal install --unit-dir "$tmp/bm-units"
 
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0
