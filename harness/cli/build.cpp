@@ -161,7 +161,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
     std::vector<std::string> arm_order;
     if (!args->experiment.empty()) {
       const auto file = fs::absolute(args->experiment);  // a bare name's directory is the current one
-      if (!fs::is_regular_file(file))
+      if (!fs::is_regular_file(ks::status_as_invoking_user(file)))
         throw ks::UserError("experiment file not found: " + args->experiment,
                             "pass the path of an experiment, e.g. configs/experiments/default.json");
       auto e = ks::experiment::parse_file(file);

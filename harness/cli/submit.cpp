@@ -77,7 +77,7 @@ void set_submit(CLI::App& app, Context& context) {
     std::vector<cluster::ExperimentInput> inputs;
     std::optional<kernel::SeriesManifest> series;
     fs::path dir;
-    if (args->inputs.size() == 1 && fs::is_directory(args->inputs[0])) {
+    if (args->inputs.size() == 1 && fs::is_directory(status_as_invoking_user(args->inputs[0]))) {
       auto series_dir = fs::absolute(args->inputs[0]).lexically_normal();
       require_trusted_input(series_dir, "series directory");  // the jobs read its experiments when they start
       series = read_series(series_dir);
@@ -274,8 +274,17 @@ void set_gather(CLI::App& app, Context& context) {
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it
           // Parsed, or the run is not shown (fiftieth attack: a file that was no JSON parsed to a
           // discarded value, which compared equal to every bundle's experiment).
-          auto given = experiment::parse_json_strict(read_input_file(experiment_file, kMaxInputBytes, "experiment"),
-                                                     experiment_file.string());
+          // As the bundle: not through another user's link or directory, and what it holds never
+          // quoted (fifty-ninth attack: their link to a root-only file had its first line
+          // printed in the parse error).
+          if (auto why = untrusted_on_the_way(experiment_file, PathRole::kTrustedFile)) throw UserError(*why, "");
+          nlohmann::json given;
+          try {
+            given = experiment::parse_json_strict(read_input_file(experiment_file, kMaxInputBytes, "experiment"),
+                                                  experiment_file.string());
+          } catch (const UserError&) {
+            throw UserError(experiment_file.string() + " is not valid JSON", "");
+          }
           if (r.bundle->experiment != given)
             throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
           if (!r.bundle->analysis || evidence::pending_points(*r.bundle) > 0)

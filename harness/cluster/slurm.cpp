@@ -17,10 +17,13 @@ namespace {
 // The content hash of a patch, fragment or .config that exists here, read as `build` reads it
 // (fifty-eighth attack: a 16 GB file in another user's directory was hashed as root, unbounded
 // and deaf to SIGTERM): one someone else could change, or under sudo one the user could not
-// read, is refused. Else its name (a config target; a path that exists only on the nodes).
+// read, is refused, as is one that is no regular file (a FIFO). Else its name (a config target;
+// a path that exists only on the nodes). Asked as the sudo user: what lies in root's places is
+// theirs to know only as far as they could look (fifty-ninth attack).
 std::string content_or_name(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return path;
+  const auto st = status_as_invoking_user(path);
+  if (!fs::exists(st)) return path;
+  if (!fs::is_regular_file(st)) throw UserError(what + " " + path + " is not a regular file", "name the file itself");
   require_trusted_input(path, what);
   return "sha256:" + sha256_hex(read_input_file(path, kMaxInputBytes, what));
 }
@@ -30,8 +33,7 @@ std::string content_or_name(const std::string& path, const std::string& what) {
 ExperimentInput read_input(const fs::path& file, const fs::path& repo_dir) {
   ExperimentInput in;
   in.file = fs::absolute(file).lexically_normal();
-  std::error_code ec;
-  if (!fs::is_regular_file(in.file, ec))
+  if (!fs::is_regular_file(status_as_invoking_user(in.file)))
     throw UserError("experiment " + file.string() + " is not a file",
                     "name experiment files (configs/experiments/*.json) or a directory written by `ksandwich series`");
   auto e = experiment::parse_file(in.file);

@@ -701,8 +701,8 @@ fs::path resolve_experiment_file(const std::string& name, const fs::path& experi
   if (!experiment_dir.empty()) candidates.push_back(fs::absolute(experiment_dir) / name);
   for (auto& dir : shipped)
     if (!dir.empty()) candidates.push_back(fs::absolute(dir) / name);
-  for (auto& c : candidates)
-    if (fs::is_regular_file(c)) return c.lexically_normal();
+  for (auto& c : candidates)  // as the sudo user: no answer about root's places they could not look in
+    if (fs::is_regular_file(status_as_invoking_user(c))) return c.lexically_normal();
   return candidates.empty() ? fs::path(name) : candidates.front().lexically_normal();
 }
 

@@ -255,8 +255,9 @@ std::pair<int, int> series_position(const std::string& subject) {
   if (total_start == inner.size() || total_start == 0 || inner[total_start - 1] != '/') return {0, 0};
   size_t slash = total_start - 1, index_start = digits_before(slash);
   if (index_start == slash) return {0, 0};
-  if (index_start > 0 && (std::isalnum(static_cast<unsigned char>(inner[index_start - 1])) || inner[index_start - 1] == '_'))
-    return {0, 0};  // "v2/3" is no position: the number must start a word
+  if (index_start > 0 && (std::isalnum(static_cast<unsigned char>(inner[index_start - 1])) ||
+                          inner[index_start - 1] == '_' || inner[index_start - 1] == '-'))
+    return {0, 0};  // "v2/3" and "-1/2" are no position: the number must start a word
   int index = 0, total = 0;
   auto a = std::from_chars(inner.data() + index_start, inner.data() + slash, index);
   auto b = std::from_chars(inner.data() + total_start, inner.data() + inner.size(), total);

@@ -387,6 +387,17 @@ root" ] || { echo "FAIL under sudo, files of root's in a directory of root's wer
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" report "$tmp/root-only/b.json"
   expect_error "history list: a root-only history, under sudo" "does not exist for uid 65534, who ran sudo" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" history list --history "$tmp/root-only/h.sqlite"
+  # Fifty-ninth attack: build and submit told the sudo user what lay in root's places (a file,
+  # a directory or nothing, each its own message). Now the answer is the same.
+  for command in build "submit --slurm"; do
+    here=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" $command "$tmp/root-only/b.json" 2>&1 | sed "s#$tmp/root-only/b.json#P#g")
+    gone=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" $command "$tmp/root-only/none.json" 2>&1 | sed "s#$tmp/root-only/none.json#P#g")
+    if [ "$here" != "$gone" ]; then
+      echo "FAIL $command under sudo tells a root-only file from none: '$here' / '$gone'"; failures=$((failures + 1))
+    else
+      echo "ok   $command under sudo: a root-only file and none get one answer: $(head -n1 <<<"$here")"
+    fi
+  done
   # Forty-seventh attack: a hot journal beside the sudo user's own history names a file of
   # root's as its super-journal, which SQLite's rollback deletes; as the user, it cannot.
   mkdir -p "$tmp/sudo-home/h" && chown nobody "$tmp/sudo-home/h" && echo precious >"$tmp/victim" && chmod 600 "$tmp/victim"

@@ -77,9 +77,21 @@ cp "$out/experiments/default-p03.json" "$tmp/p03.json"
 as_run_of default-p03 <"$data/bundles/qemu-confirm.json" >"$out/results/default-p03/bundle.json"
 check "gather shows a step's own run (the control for the next check)" \
   bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem == \"\"" >/dev/null' "$ks" "$out"
-echo 'not json at all' >"$out/experiments/default-p03.json"
+echo '"TOKEN-59 not json at all' >"$out/experiments/default-p03.json"
 check "gather takes no bundle for a step whose experiment file is not JSON" \
   bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"default-p03.json\")" >/dev/null' "$ks" "$out"
+# Fifty-ninth attack: the parse error quoted what the file began with.
+check "gather quotes nothing of a step's experiment file that is not JSON" \
+  bash -c '! "$0" gather "$1" --format json | grep -q TOKEN-59' "$ks" "$out"
+if [ "$(id -u)" -eq 0 ]; then
+  # ... and, as root, followed another user's link in the series directory to a root-only file.
+  echo '"TOKEN-59-root-only' >"$tmp/root-only" && chmod 600 "$tmp/root-only"
+  chown nobody "$out/experiments" && ln -sf "$tmp/root-only" "$out/experiments/default-p03.json" &&
+    chown -h nobody "$out/experiments/default-p03.json"
+  check "gather refuses a step's experiment behind another user's link, and quotes nothing of it" \
+    bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"belongs to uid 65534\") and (test(\"TOKEN\") | not)" >/dev/null' "$ks" "$out"
+  rm "$out/experiments/default-p03.json" && chown root "$out/experiments"
+fi
 cp "$tmp/p03.json" "$out/experiments/default-p03.json"
 # Thirty-first attack: a run that measured nothing, saying NO_CHANGE, is no figure either.
 jq 'del(.analysis) | .points[].status = "pending" | .rows = [] | .verdict = "NO_CHANGE"' "$data/bundles/qemu-confirm.json" |

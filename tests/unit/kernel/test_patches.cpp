@@ -225,6 +225,7 @@ TEST_CASE("subject numbering that no series has is no position, and a huge brack
         V{std::string("[PATCH 99999999999999999999/2] b").substr(0, 20), "[PATCHv2/2] a"});
   CHECK_THROWS_WITH(order({"[PATCH 99999999999999999999/2] b", "[PATCH 1/2] a"}), Catch::Contains("not all numbered k/N"));
   CHECK_THROWS_WITH(order({"[PATCHv2/2] b", "[PATCH 1/2] a"}), Catch::Contains("not all numbered k/N"));
+  CHECK_THROWS_WITH(order({"[PATCH -1/2] b", "[PATCH 2/2] a"}), Catch::Contains("not all numbered k/N"));
   const std::string open_bracket = "[" + std::string(200000, 'x');
   CHECK(order({open_bracket + " 2/2] b", "[PATCH 1/2] a"}) == V{"[PATCH 1/2] a", open_bracket.substr(0, 20)});
   CHECK_THROWS_WITH(order({open_bracket, "[PATCH 1/2] a"}), Catch::Contains("not all numbered k/N"));
