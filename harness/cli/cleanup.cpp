@@ -19,6 +19,10 @@ void set_cleanup_command(CLI::App& app, Context& context) {
     namespace fs = std::filesystem;
     std::vector<fs::path> dirs;
     if (!dir->empty()) {
+      // A run directory as an output's place: under sudo one the user could write in (theirs, or
+      // made for them), never root's, whose entries and journal are not theirs to learn of or
+      // act on (sixtieth attack: a root-only directory's entries were named in the answer).
+      check_output_dir(*dir, "cleanup's DIR");
       dirs.push_back(fs::absolute(*dir).lexically_normal());
     } else {
       dirs = pipeline::dead_runs();

@@ -389,8 +389,10 @@ root" ] || { echo "FAIL under sudo, files of root's in a directory of root's wer
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" history list --history "$tmp/root-only/h.sqlite"
   # Fifty-ninth attack: build and submit told the sudo user what lay in root's places (a file,
   # a directory or nothing, each its own message). Now the answer is the same.
-  for command in build "submit --slurm"; do
-    here=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" $command "$tmp/root-only/b.json" 2>&1 | sed "s#$tmp/root-only/b.json#P#g")
+  mkdir -p "$tmp/root-only/run/logs" && echo junk >"$tmp/root-only/run/logs/journal.jsonl"
+  for command in build "submit --slurm" cleanup; do
+    there=b.json && [ "$command" = cleanup ] && there=run  # sixtieth attack: cleanup read root's journal for them
+    here=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" $command "$tmp/root-only/$there" 2>&1 | sed "s#$tmp/root-only/$there#P#g")
     gone=$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" $command "$tmp/root-only/none.json" 2>&1 | sed "s#$tmp/root-only/none.json#P#g")
     if [ "$here" != "$gone" ]; then
       echo "FAIL $command under sudo tells a root-only file from none: '$here' / '$gone'"; failures=$((failures + 1))
