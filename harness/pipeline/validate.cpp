@@ -220,6 +220,33 @@ std::vector<SchemaError> check_bundle_schema(const std::string& text) {
   return errors;
 }
 
+namespace {
+
+// B's builds with their matched-build audit (audit, matched) as the two builds' identities give
+// it: a stored audit of all PASS beside a patched kernel of another compiler and config passed
+// validate (thirty-seventh attack), and analyze kept a forged one as "0 fields differ"
+// (sixty-first). As they are where there are no two builds (the running kernel) or they cannot
+// be audited (the matched-builds gate says why).
+json reaudited_builds(const evidence::Bundle& b) {
+  const auto& builds = b.builds;
+  if (!builds.is_object() || !builds.contains("control") || !builds.contains("patched")) return builds;
+  try {
+    bool later_commit = false;  // whether config and release may differ is the experiment's word
+    try {
+      later_commit = experiment::patched_at_later_commit(experiment::parse(b.experiment));
+    } catch (const UserError&) {
+    }
+    auto again = kernel::builds_json(builds["control"], builds["patched"], later_commit);
+    json out = builds;
+    for (const char* key : {"audit", "matched"}) out[key] = again[key];
+    return out;
+  } catch (const std::exception&) {
+    return builds;
+  }
+}
+
+}  // namespace
+
 evidence::Bundle rejudged(const evidence::Bundle& b) {
   experiment::Experiment e;
   try {
@@ -229,13 +256,19 @@ evidence::Bundle rejudged(const evidence::Bundle& b) {
                     "the bundle was edited, or made by an incompatible version");
   }
   evidence::Bundle again = b;
-  again.analysis = analyze_bundle(e, b);
+  again.builds = reaudited_builds(b);
+  again.analysis = analyze_bundle(e, again);
   again.verdict = again.analysis->verdict;
   return again;
 }
 
 std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle& b, const evidence::Bundle& again) {
   std::vector<Mismatch> out;
+  if (again.builds.is_object() && again.builds != b.builds)
+    for (const char* key : {"audit", "matched"})
+      if (!b.builds.is_object() || b.builds.value(key, json()) != again.builds.value(key, json()))
+        out.push_back({std::string("/builds/") + key, b.builds.is_object() ? b.builds.value(key, json()) : json(),
+                       again.builds.value(key, json()), "the matched-build audit of builds.control and builds.patched"});
   if (!b.analysis) {
     // A run writes its bundle before the first point ends: no analysis yet is honest then.
     if (std::any_of(b.points.begin(), b.points.end(), [](auto& p) { return p.status != "pending"; }))
@@ -255,36 +288,9 @@ std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle&
   return out;
 }
 
-// The matched-build audit (and its verdict) as the two builds' identities give it: a stored
-// audit of all PASS beside a patched kernel of another compiler and config passed validate,
-// and the run then passed the gate it would have failed (thirty-seventh attack).
-void check_builds(const evidence::Bundle& b, std::vector<Mismatch>& out) {
-  const auto& builds = b.builds;
-  if (!builds.is_object() || !builds.contains("control") || !builds.contains("patched")) return;  // the running kernel
-  json again;
-  try {
-    // Whether config and release may differ is the experiment's word (an unreadable one is
-    // reported beside this, by the rejudging).
-    bool later_commit = false;
-    try {
-      later_commit = experiment::patched_at_later_commit(experiment::parse(b.experiment));
-    } catch (const UserError&) {
-    }
-    again = kernel::builds_json(builds["control"], builds["patched"], later_commit);
-  } catch (const std::exception& err) {
-    out.push_back({"/builds", nullptr, nullptr, std::string("the builds cannot be audited: ") + one_line(err.what())});
-    return;
-  }
-  for (const char* key : {"audit", "matched"})
-    if (!builds.contains(key) || builds[key] != again[key])
-      out.push_back({std::string("/builds/") + key, builds.value(key, json()), again[key],
-                     "the matched-build audit of builds.control and builds.patched"});
-}
-
 std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
   std::vector<Mismatch> out;
   check_rows(b, out);
-  check_builds(b, out);
   try {
     auto changes = judgement_changes(raw, b, rejudged(b));
     out.insert(out.end(), changes.begin(), changes.end());

@@ -47,13 +47,13 @@ std::string describe(const Mismatch& m);
 // Throws UserError when python3-jsonschema cannot be run.
 std::vector<SchemaError> check_bundle_schema(const std::string& bundle_text);
 
-// Pure: B judged again with this ksandwich - its analysis and verdict re-derived from its
-// experiment, points and raw rows (`ksandwich analyze`). UserError when the experiment
+// Pure: B judged again with this ksandwich - its matched-build audit from its two builds, its
+// analysis and verdict from its experiment, points and raw rows (`ksandwich analyze`). UserError when the experiment
 // cannot be read or the analysis cannot be made (the message says which).
 evidence::Bundle rejudged(const evidence::Bundle& b);
 
-// Pure: where B's stored analysis, verdict and exit code (RAW: B as parsed JSON) differ from
-// AGAIN, B re-judged (rejudged(B)). No analysis stored is honest while every point is pending.
+// Pure: where B's stored audit, analysis, verdict and exit code (RAW: B as parsed JSON) differ
+// from AGAIN, B re-judged (rejudged(B)). No analysis stored is honest while every point is pending.
 std::vector<Mismatch> judgement_changes(const nlohmann::json& raw, const evidence::Bundle& b,
                                         const evidence::Bundle& again);
 

@@ -217,6 +217,18 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     qemu["builds"].erase("audit");
     CHECK(find(check(qemu), "/builds/audit"));
   }
+  SECTION("an audit row forged to PASS: analyze's re-judging names it and writes the audit the builds give") {
+    // Sixty-first attack: `analyze` said "0 field(s) differ" and its --out kept the forged row.
+    auto qemu = fixture("qemu-confirm.json");
+    const auto honest = qemu["builds"]["audit"];
+    for (auto& row : qemu["builds"]["audit"])
+      if (row["field"] == "compiler") row["patched"] = "clang 99";
+    REQUIRE(qemu["builds"]["audit"] != honest);
+    auto b = ks::evidence::from_json(qemu);
+    auto again = ks::pipeline::rejudged(b);
+    CHECK(again.builds["audit"] == honest);
+    CHECK(find(ks::pipeline::judgement_changes(qemu, b, again), "/builds/audit"));
+  }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
     CHECK(find(check(raw), "/rows/0/arm"));
