@@ -39,8 +39,21 @@ std::optional<T> read_typed(const fs::path& path, const std::string& what, const
 }
 
 std::optional<kernel::SeriesManifest> read_series(const fs::path& dir) {
-  return read_typed<kernel::SeriesManifest>(dir / kernel::kSeriesManifestName, "series manifest",
-                                            "make the directory again with `ksandwich series EXPERIMENT --mbox FILE`");
+  const std::string hint = "make the directory again with `ksandwich series EXPERIMENT --mbox FILE`";
+  auto series = read_typed<kernel::SeriesManifest>(dir / kernel::kSeriesManifestName, "series manifest", hint);
+  // Each step's experiment is the one `series` wrote for it, in the directory (sixty-second
+  // attack: a manifest naming /any/file, or experiments/../.., had submit read and run it).
+  if (series)
+    for (auto& s : series->steps)
+      if (!experiment::is_plain_name(s.name))
+        throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names a run \"" + one_line(s.name.substr(0, 64)) +
+                            "\" that is not a name, which ksandwich never writes",
+                        hint);
+      else if (s.experiment != "experiments/" + s.name + ".json")
+        throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names \"" + one_line(s.experiment.substr(0, 80)) +
+                            "\" as a step's experiment, which `ksandwich series` never writes",
+                        hint);
+  return series;
 }
 
 std::optional<cluster::Manifest> read_manifest(const fs::path& dir) {

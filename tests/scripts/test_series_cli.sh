@@ -9,7 +9,7 @@ for program in git jq; do
   command -v "$program" >/dev/null || { echo "SKIPPED: $program is not installed (tools/setup.sh --tests)"; exit 77; }
 done
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 passes=0 failures=0
 check() {  # NAME COMMAND...: passes when COMMAND exits 0
   local name=$1
@@ -99,6 +99,15 @@ jq 'del(.analysis) | .points[].status = "pending" | .rows = [] | .verdict = "NO_
 check "gather shows an unfinished run's bundle as unfinished, not its verdict" \
   bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"has not finished\")" >/dev/null' "$ks" "$out"
 rm -r "$out/results/default-p03"
+# Sixty-second attack: a manifest naming a step's experiment outside the directory had submit
+# read (and quote) it, and queue a run of it. submit and gather read the manifest alike.
+cp "$out/series.json" "$tmp/series.json.saved"
+for elsewhere in /etc/hostname experiments/../../x.json; do
+  jq --arg e "$elsewhere" '.steps[0].experiment = $e' "$tmp/series.json.saved" >"$out/series.json"
+  check "gather refuses a series.json whose step experiment is $elsewhere" \
+    bash -c 'out=$("$0" gather "$1" 2>&1); test $? -eq 2 && grep -q "which .ksandwich series. never writes" <<<"$out"' "$ks" "$out"
+done
+cp "$tmp/series.json.saved" "$out/series.json"
 "$ks" gather "$out" --format json >"$tmp/gather.json"
 code=$?
 check "gather exits 3: patch 3 left no bundle" test "$code" -eq 3
