@@ -225,8 +225,9 @@ namespace {
 // B's builds with their matched-build audit (audit, matched) as the two builds' identities give
 // it: a stored audit of all PASS beside a patched kernel of another compiler and config passed
 // validate (thirty-seventh attack), and analyze kept a forged one as "0 fields differ"
-// (sixty-first). As they are where there are no two builds (the running kernel) or they cannot
-// be audited (the matched-builds gate says why).
+// (sixty-first). As they are where there are no two builds (the running kernel); where they
+// cannot be audited, no audit and not matched (sixty-second: the stored audit was kept, and the
+// re-judged bundle's forged rows read as audited; the matched-builds gate says why).
 json reaudited_builds(const evidence::Bundle& b) {
   const auto& builds = b.builds;
   if (!builds.is_object() || !builds.contains("control") || !builds.contains("patched")) return builds;
@@ -241,7 +242,10 @@ json reaudited_builds(const evidence::Bundle& b) {
     for (const char* key : {"audit", "matched"}) out[key] = again[key];
     return out;
   } catch (const std::exception&) {
-    return builds;
+    json out = builds;
+    out["audit"] = json::array();
+    out["matched"] = false;
+    return out;
   }
 }
 

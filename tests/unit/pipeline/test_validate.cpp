@@ -228,6 +228,13 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     auto again = ks::pipeline::rejudged(b);
     CHECK(again.builds["audit"] == honest);
     CHECK(find(ks::pipeline::judgement_changes(qemu, b, again), "/builds/audit"));
+    // Builds that cannot be audited (a patch of another type) keep no audit of theirs
+    // (sixty-second attack: the forged rows were carried into analyze --out as audited).
+    qemu["builds"]["patched"]["patches"] = {5};
+    auto unaudited = ks::pipeline::rejudged(ks::evidence::from_json(qemu));
+    CHECK(unaudited.builds["audit"] == nlohmann::json::array());
+    CHECK(unaudited.builds["matched"] == false);
+    CHECK(unaudited.verdict == "INVALID");
   }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
