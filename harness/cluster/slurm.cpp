@@ -1,5 +1,7 @@
 #include "cluster/slurm.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "experiment/backends.hpp"
@@ -165,12 +167,22 @@ void submit(std::vector<Job>& jobs, const std::vector<std::string>& options, con
   }
 }
 
-std::map<std::string, std::string> job_states(const std::vector<std::string>& ids) {
+std::vector<std::string> queryable_job_ids(const std::vector<std::string>& ids) {
+  std::vector<std::string> out;
+  for (auto& id : ids)
+    if (!id.empty() && id.size() <= 20 && std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); }))
+      out.push_back(id);
+  return out;
+}
+
+std::map<std::string, std::string> job_states(const std::vector<std::string>& all_ids) {
   std::map<std::string, std::string> states;
-  if (ids.empty()) return states;
-  auto list = join(ids, ",");
-  auto q = proc::run(proc::command({"squeue", "-h", "-t", "all", "-j", list, "-o", "%i|%T"}, std::chrono::minutes(1)));
-  if (q.ok()) states = parse_job_states(q.out);
+  const auto ids = queryable_job_ids(all_ids);
+  if (!ids.empty())
+    if (auto q = proc::run(proc::command({"squeue", "-h", "-t", "all", "--jobs=" + join(ids, ","), "-o", "%i|%T"},
+                                         std::chrono::minutes(1)));
+        q.ok())
+      states = parse_job_states(q.out);
   std::vector<std::string> rest;
   for (auto& id : ids)
     if (!states.count(id)) rest.push_back(id);
@@ -180,7 +192,7 @@ std::map<std::string, std::string> job_states(const std::vector<std::string>& id
     if (a.ok())
       for (auto& [id, state] : parse_job_states(a.out)) states[id] = state;
   }
-  for (auto& id : ids)
+  for (auto& id : all_ids)
     if (!states.count(id)) states[id] = "UNKNOWN";
   return states;
 }

@@ -96,6 +96,10 @@ bool is_final_state(const std::string& state);
 // are cancelled with scancel).
 void submit(std::vector<Job>& jobs, const std::vector<std::string>& options, const fs::path& dir);
 
+// The ids of IDS that are job ids as sbatch gives them (digits): only those reach squeue and
+// sacct, whatever else a manifest holds (sixty-third attack: "-M,x" chose another cluster).
+std::vector<std::string> queryable_job_ids(const std::vector<std::string>& ids);
+
 // The state of each job id: squeue first (jobs Slurm still remembers), sacct for the rest;
 // "UNKNOWN" for an id neither knows.
 std::map<std::string, std::string> job_states(const std::vector<std::string>& ids);

@@ -28,18 +28,22 @@ std::string source_identity(const json& id) {
   return commit.empty() ? "" : "git:" + commit;
 }
 
-// The release without the arm's LOCALVERSION suffix: "6.1.192-ks-patched" -> "6.1.192".
+// The release without the arm's LOCALVERSION suffix: "6.1.192-ks-patched" -> "6.1.192"; the
+// whole release when that would leave nothing (sixty-third attack: a LOCALVERSION that was the
+// whole release made any two releases equal).
 std::string release_base(const json& id) {
   auto release = text_at(id, "/kernel_release");
   auto local = text_at(id, "/kbuild/localversion");
-  if (!local.empty() && release.size() >= local.size() &&
+  if (!local.empty() && release.size() > local.size() &&
       release.compare(release.size() - local.size(), local.size(), local) == 0)
     return release.substr(0, release.size() - local.size());
   return release;
 }
 
+// Equal, and there: a field both identities lack matches nothing (sixty-third attack: two
+// empty builds passed every row as "-" and "-").
 AuditLine must_match(const std::string& field, std::string control, std::string patched) {
-  std::string status = control == patched ? "PASS" : "FAIL";
+  std::string status = control == patched && !control.empty() ? "PASS" : "FAIL";
   return {{field, status, control.empty() ? "-" : control, patched.empty() ? "-" : patched}, {}};
 }
 

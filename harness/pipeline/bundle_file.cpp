@@ -260,6 +260,12 @@ std::vector<evidence::Gate> kernel_gates(const experiment::Experiment& e, const 
   // The kernels differ by the patch and nothing else, or the comparison is not fair: audited
   // again from the two builds, never taken from the bundle's word (thirty-eighth attack).
   nlohmann::json audited = builds;
+  if (audited.is_object() && !(builds.contains("control") && builds.contains("patched"))) {
+    // An audit with no two builds to derive it from is the bundle's word alone (sixty-third
+    // attack: a host bundle's forged audit of all PASS made a passing gate).
+    audited.erase("audit");
+    audited.erase("matched");
+  }
   if (builds.is_object() && builds.contains("control") && builds.contains("patched")) {
     try {
       audited = kernel::builds_json(builds["control"], builds["patched"], later_commit);

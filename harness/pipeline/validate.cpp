@@ -225,12 +225,18 @@ namespace {
 // B's builds with their matched-build audit (audit, matched) as the two builds' identities give
 // it: a stored audit of all PASS beside a patched kernel of another compiler and config passed
 // validate (thirty-seventh attack), and analyze kept a forged one as "0 fields differ"
-// (sixty-first). As they are where there are no two builds (the running kernel); where they
+// (sixty-first). Without two builds (the running kernel), no audit at all; where they
 // cannot be audited, no audit and not matched (sixty-second: the stored audit was kept, and the
 // re-judged bundle's forged rows read as audited; the matched-builds gate says why).
 json reaudited_builds(const evidence::Bundle& b) {
   const auto& builds = b.builds;
-  if (!builds.is_object() || !builds.contains("control") || !builds.contains("patched")) return builds;
+  if (!builds.is_object()) return builds;
+  if (!builds.contains("control") || !builds.contains("patched")) {
+    json out = builds;
+    out.erase("audit");
+    out.erase("matched");
+    return out;
+  }
   try {
     bool later_commit = false;  // whether config and release may differ is the experiment's word
     try {
@@ -268,7 +274,7 @@ evidence::Bundle rejudged(const evidence::Bundle& b) {
 
 std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle& b, const evidence::Bundle& again) {
   std::vector<Mismatch> out;
-  if (again.builds.is_object() && again.builds != b.builds)
+  if (again.builds.is_object() && b.builds.is_object() && again.builds != b.builds)
     for (const char* key : {"audit", "matched"})
       if (!b.builds.is_object() || b.builds.value(key, json()) != again.builds.value(key, json()))
         out.push_back({std::string("/builds/") + key, b.builds.is_object() ? b.builds.value(key, json()) : json(),

@@ -82,6 +82,9 @@ TEST_CASE("job ids and states are read from sbatch, squeue and sacct output") {
   CHECK(is_final_state("FAILED"));
   CHECK_FALSE(is_final_state("PENDING"));
   CHECK_FALSE(is_final_state("RUNNING"));
+  // A manifest's job ids reach squeue and sacct only as digits, never as an option.
+  CHECK(queryable_job_ids({"12", "-M,evil", "--help", "", "13a", "4242", std::string(21, '1')}) ==
+        std::vector<std::string>{"12", "4242"});
 }
 
 TEST_CASE("the submit manifest round-trips through JSON") {

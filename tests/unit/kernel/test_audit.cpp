@@ -94,6 +94,19 @@ TEST_CASE("a release that differs beyond LOCALVERSION fails", "[build][audit]") 
   patched["kernel_release"] = "6.1.193-ks-patched";
   auto lines = audit_lines(identity("control"), patched, false);
   CHECK(row(lines, "kernel release").row.status == "FAIL");
+  // Sixty-third attack: a LOCALVERSION that is the whole release strips it to nothing.
+  patched["kernel_release"] = patched["kbuild"]["localversion"] = "9.9.9-evil";
+  auto control = identity("control");
+  control["kbuild"]["localversion"] = "6.1.192-ks-control";
+  CHECK(row(audit_lines(control, patched, false), "kernel release").row.status == "FAIL");
+}
+
+TEST_CASE("two empty identities match in nothing: every row that must match fails", "[build][audit]") {
+  // Sixty-third attack: builds {} and {} passed every row as "-" and "-".
+  for (auto& line : audit_lines(json::object(), json::object(), false))
+    if (line.row.field != "compiler flags (make variables)" && line.note.empty())
+      CHECK(line.row.status == "FAIL");
+  CHECK(row(audit_lines(json::object(), json::object(), false), "compiler").row.status == "FAIL");
 }
 
 TEST_CASE("an arm at a later commit may change the release, the commit row names it", "[build][audit]") {

@@ -236,6 +236,17 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     CHECK(unaudited.builds["matched"] == false);
     CHECK(unaudited.verdict == "INVALID");
   }
+  SECTION("an audit on a bundle with no two builds is no one's word") {
+    // Sixty-third attack: a host bundle's forged audit of all PASS made a passing gate.
+    auto host = fixture("host-confirm.json");
+    host["builds"] = {{"audit", {{{"field", "compiler"}, {"status", "PASS"}, {"control", "gcc"}, {"patched", "clang"}}}},
+                      {"matched", true}};
+    auto b = ks::evidence::from_json(host);
+    auto again = ks::pipeline::rejudged(b);
+    CHECK_FALSE(again.builds.contains("audit"));
+    CHECK(find(ks::pipeline::judgement_changes(host, b, again), "/builds/audit"));
+    for (auto& g : again.analysis->gates) CHECK(g.name != "matched builds");
+  }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
     CHECK(find(check(raw), "/rows/0/arm"));
