@@ -241,6 +241,43 @@ namespace {
 // What to do about a bundle whose parts do not fit together.
 constexpr const char* kEditedHint = "the bundle was edited; `ksandwich validate` on the run's own bundle.json";
 
+// Where the two builds are not the kernels E's arms name or the points booted (sixty-third
+// attack: a patched build holding no patch beside an arm that names one, and points that booted
+// another kernel than their arm's, validated): one sentence each, none where they fit. The patch
+// files an arm names are matched by name, in order, to each build's patches (a file's first
+// patch opens it; a later commit's own diff comes first and is no file of the arm's); a point
+// that names no release claims none.
+std::vector<std::string> builds_unlike_arms(const experiment::Experiment& e, const std::vector<evidence::Point>& points,
+                                            const nlohmann::json& builds) {
+  std::vector<std::string> out;
+  auto name = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  for (auto& [arm, spec] : e.arms) {
+    if (!builds.contains(arm)) continue;
+    const auto& build = builds[arm];
+    const auto commit_diff = build.contains("commit") ? build["commit"].value("file", std::string()) : std::string();
+    std::vector<std::string> held, named;
+    for (auto& p : build.at("patches"))
+      if (p.at("index").get<int>() == 1 && (commit_diff.empty() || p.at("file").get<std::string>() != commit_diff))
+        held.push_back(name(p.at("file").get<std::string>()));
+    for (auto& file : spec.patches) named.push_back(name(file));
+    if (held != named)
+      out.push_back(fmt::format("the {} build holds the patch files [{}], its arm names [{}]", arm, one_line(join(held, ", ")),
+                                one_line(join(named, ", "))));
+  }
+  for (auto& p : points) {
+    if (p.status != "ok" || !builds.contains(p.arm)) continue;
+    const auto built = builds[p.arm].at("kernel_release").get<std::string>();
+    const auto reported = p.environment.is_object() ? p.environment.value("kernel_release", p.kernel_release) : p.kernel_release;
+    for (auto& booted : {p.kernel_release, reported})
+      if (!booted.empty() && booted != built) {
+        out.push_back(fmt::format("point {} ({}) booted {}, not its arm's build {}", p.id, p.arm, one_line(booted),
+                                  one_line(built)));
+        break;
+      }
+  }
+  return out;
+}
+
 // The gates a run's kernels answer for besides its rows: each finished point's kernel health
 // and the direct hits E requires, and (BUILDS, a bundle's "builds") the two kernels matched,
 // a later commit only where E names one.
@@ -267,11 +304,18 @@ std::vector<evidence::Gate> kernel_gates(const experiment::Experiment& e, const 
     audited.erase("matched");
   }
   if (builds.is_object() && builds.contains("control") && builds.contains("patched")) {
+    std::vector<std::string> unlike;
     try {
       audited = kernel::builds_json(builds["control"], builds["patched"], later_commit);
+      unlike = builds_unlike_arms(e, points, builds);
     } catch (const std::exception& err) {
       gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
                                           "the builds cannot be audited: " + one_line(err.what())));
+      return gates;
+    }
+    if (!unlike.empty()) {
+      gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
+                                          "the builds are not the run's kernels: " + join(unlike, "; ")));
       return gates;
     }
   }

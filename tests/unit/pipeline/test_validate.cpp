@@ -247,6 +247,40 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     CHECK(find(ks::pipeline::judgement_changes(host, b, again), "/builds/audit"));
     for (auto& g : again.analysis->gates) CHECK(g.name != "matched builds");
   }
+  SECTION("builds that are not the kernels the arms name or the points booted are not matched") {
+    // Sixty-third attack: a patched build holding no patch, beside an arm that names one, and
+    // points that booted another kernel than their arm's build, validated.
+    auto qemu = fixture("qemu-confirm.json");
+    REQUIRE(ks::pipeline::rejudged(ks::evidence::from_json(qemu)).verdict != "INVALID");
+    auto matched_gate = [](nlohmann::json bundle) {
+      auto again = ks::pipeline::rejudged(ks::evidence::from_json(bundle));
+      CHECK(again.verdict == "INVALID");
+      for (auto& g : again.analysis->gates)
+        if (g.name == "matched builds") return g.passed ? std::string("passed") : g.detail;
+      return std::string("no gate");
+    };
+    auto unpatched = qemu;
+    unpatched["builds"]["patched"]["patches"] = nlohmann::json::array();
+    CHECK(matched_gate(unpatched) ==
+          "the builds are not the run's kernels: the patched build holds the patch files [], its arm names "
+          "[btrfs-drop-sb-nosec.patch]");
+    auto both = qemu;  // the control built with the patch too
+    both["builds"]["control"]["patches"] = both["builds"]["patched"]["patches"];
+    CHECK_THAT(matched_gate(both), Catch::Contains("the control build holds the patch files [btrfs-drop-sb-nosec.patch], its arm names []"));
+    auto other = qemu;  // another patch file of the same content
+    other["builds"]["patched"]["patches"][0]["file"] = "kernel-patches/btrfs-noop-comment.patch";
+    CHECK_THAT(matched_gate(other), Catch::Contains("holds the patch files [btrfs-noop-comment.patch]"));
+    auto booted = qemu;  // point 0, of the patched arm, booted the control's kernel
+    REQUIRE(booted["points"][0]["arm"] == "patched");
+    booted["points"][0]["kernel_release"] = "6.1.192-ks-control";
+    booted["points"][0]["environment"]["kernel_release"] = "6.1.192-ks-control";
+    CHECK(matched_gate(booted) ==
+          "the builds are not the run's kernels: point 0 (patched) booted 6.1.192-ks-control, not its arm's build "
+          "6.1.192-ks-patched");
+    auto reported = qemu;  // as the guest reported it only
+    reported["points"][3]["environment"]["kernel_release"] = "6.18.44";
+    CHECK_THAT(matched_gate(reported), Catch::Contains("point 3 (control) booted 6.18.44, not its arm's build 6.1.192-ks-control"));
+  }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
     CHECK(find(check(raw), "/rows/0/arm"));
