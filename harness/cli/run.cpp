@@ -26,17 +26,18 @@ void set_tool(pipeline::RunOptions& o, const Context& context) {
 
 namespace {
 
-// What EXPERIMENT names: a path as given (one that exists, holds a '/' or ends in .json), else
-// a shipped experiment, REPO_DIR/configs/experiments/NAME.json.
+// What EXPERIMENT names: a path as given where it holds a '/' or ends in .json; else a shipped
+// experiment, REPO_DIR/configs/experiments/NAME.json; else a file of that name that exists.
+// The shipped name first: a file another user left in a shared working directory under the
+// name `default` shadowed the README's own command (sixty-fourth attack); ./NAME is the file.
 std::filesystem::path experiment_path(const std::string& experiment, const std::filesystem::path& repo_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(status_as_invoking_user(experiment)) || experiment.find('/') != std::string::npos ||
-      experiment.ends_with(".json"))
-    return fs::absolute(experiment).lexically_normal();
+  const bool a_path = experiment.find('/') != std::string::npos || experiment.ends_with(".json");
   auto shipped = fs::absolute(repo_dir / "configs/experiments").lexically_normal();
-  if (experiment::is_plain_name(experiment) && fs::is_regular_file(shipped / (experiment + ".json"), ec))
+  if (!a_path && experiment::is_plain_name(experiment) && fs::is_regular_file(shipped / (experiment + ".json"), ec))
     return shipped / (experiment + ".json");
+  if (a_path || fs::exists(status_as_invoking_user(experiment))) return fs::absolute(experiment).lexically_normal();
   std::vector<std::string> names;
   for (auto& entry : fs::directory_iterator(shipped, ec))
     if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());

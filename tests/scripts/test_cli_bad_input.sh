@@ -574,9 +574,17 @@ fi
   # experiment, a source tarball named relative to the experiment but planted in the current
   # directory: refused, or not looked for there.
   mkdir -p "$tmp/sticky2" && chmod 1777 "$tmp/sticky2"
-  cp "$KS_SOURCE_DIR/configs/experiments/default.json" "$tmp/sticky2/default" && chown nobody "$tmp/sticky2/default"
-  expect_error "run default: a file of that name another user planted in the current directory" "experiment $tmp/sticky2/default: $tmp/sticky2/default belongs to uid" -- \
-    sh -c "cd '$tmp/sticky2' && exec '$ks' run default --dry-run --out '$tmp/o-planted'"
+  cp "$KS_SOURCE_DIR/configs/experiments/host-fio.json" "$tmp/sticky2/default" && chown nobody "$tmp/sticky2/default"
+  # Sixty-fourth: the shipped name first, so that file no longer refuses the README's `run default`.
+  out=$(cd "$tmp/sticky2" && "$ks" run default --dry-run --out "$tmp/o-planted" 2>&1)
+  code=$?
+  if [[ $code -ne 0 || $out != "experiment default: backend qemu"* ]]; then
+    echo "FAIL run default beside another user's file named default: exit $code; output: $out"; failures=$((failures + 1))
+  else
+    echo "ok   run default beside another user's file named default: the shipped experiment"
+  fi
+  expect_error "run ./default: the file of that name, another user's" "$tmp/sticky2/default belongs to uid" -- \
+    sh -c "cd '$tmp/sticky2' && exec '$ks' run ./default --dry-run --out '$tmp/o-planted'"
   cp "$KS_SOURCE_DIR/configs/experiments/default.json" "$tmp/sticky2/mine.json"
   cp "$KS_SOURCE_DIR/kernel-patches/btrfs-drop-sb-nosec.patch" "$tmp/sticky2/" && chown nobody "$tmp/sticky2/btrfs-drop-sb-nosec.patch"
   expect_error "run: a patch another user planted beside root's experiment" "patch file $tmp/sticky2/btrfs-drop-sb-nosec.patch: $tmp/sticky2/btrfs-drop-sb-nosec.patch belongs to uid" -- \
