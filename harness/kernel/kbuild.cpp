@@ -664,6 +664,8 @@ void check_patches_apply(const Inputs& in, const fs::path& scratch) {
 
 }  // namespace
 
+bool is_config_target(const std::string& base) { return kConfigTargets.count(base) > 0; }
+
 fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir) {
   // A bare name is a shipped fragment's before a file in the current directory (thirty-ninth
   // attack: anyone's btrfs-bench.config in a shared directory stood in for build's default).

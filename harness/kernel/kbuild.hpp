@@ -137,6 +137,8 @@ nlohmann::json absolute_experiment(const experiment::Experiment& e, const fs::pa
 // Where a fragment / patch name points: an existing path, else configs/kernel/NAME
 // (+ ".config") / kernel-patches/NAME under repo_dir. Throws UserError when none exists.
 fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir);
+// Whether a config base is one of make's targets (tinyconfig, defconfig, ...), not a file.
+bool is_config_target(const std::string& base);
 fs::path resolve_patch(const std::string& name, const fs::path& repo_dir);
 
 }  // namespace ks::kernel

@@ -12,7 +12,6 @@
 #include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
-#include "kernel/audit.hpp"
 #include "pipeline/kernels.hpp"
 
 #include "analysis/analyze.hpp"
@@ -242,36 +241,81 @@ namespace {
 constexpr const char* kEditedHint = "the bundle was edited; `ksandwich validate` on the run's own bundle.json";
 
 // Where the two builds are not the kernels E's arms name or the points booted (sixty-third
-// attack: a patched build holding no patch beside an arm that names one, and points that booted
-// another kernel than their arm's, validated): one sentence each, none where they fit. The patch
-// files an arm names are matched by name, in order, to each build's patches (a file's first
-// patch opens it; a later commit's own diff comes first and is no file of the arm's); a point
-// that names no release claims none.
+// and sixty-fourth attacks: a patched build holding no patch, or a control holding the patch,
+// of another source kind, one kernel twice, and points that booted another kernel than their
+// arm's, or named none, validated): one sentence each, none where they fit.
+//
+// Each build is its arm's: its source of E's kind; its config of E's base and fragments (by
+// file name); a commit only where its arm names one,
+// whose diff is its first patches; then the patch files its arm names, by name
+// and in order, each whole (its patches numbered 1 to their count).
 std::vector<std::string> builds_unlike_arms(const experiment::Experiment& e, const std::vector<evidence::Point>& points,
                                             const nlohmann::json& builds) {
+  using nlohmann::json;
   std::vector<std::string> out;
-  auto name = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  auto text = [](const json& v) { return v.get<std::string>(); };
+  auto fragment_name = [](const std::string& path) {  // a fragment may be named without ".config"
+    auto name = std::filesystem::path(path).filename().string();
+    return name.ends_with(".config") ? name.substr(0, name.size() - 7) : name;
+  };
+  std::vector<std::string> wanted_fragments;
+  for (auto& f : e.config.fragments) wanted_fragments.push_back(fragment_name(f));
+  // A base file is known by its content alone (a cached kernel serves a copy of it by any name).
+  const auto wanted_base = e.config.base.empty() ? std::string("tinyconfig") : e.config.base;
+  auto base_fits = [&](const std::string& base) {
+    return kernel::is_config_target(wanted_base) ? base == wanted_base : !kernel::is_config_target(base);
+  };
   for (auto& [arm, spec] : e.arms) {
-    if (!builds.contains(arm)) continue;
-    const auto& build = builds[arm];
-    const auto commit_diff = build.contains("commit") ? build["commit"].value("file", std::string()) : std::string();
+    const auto& build = builds.at(arm);
+    if (text(build.at("arm")) != arm) out.push_back(fmt::format("the {} build is the {} arm's", arm, one_line(text(build.at("arm")))));
+    if (auto kind = text(build.at("source").at("kind")); kind != e.source.kind)
+      out.push_back(fmt::format("the {} build is of a {} source, the experiment's is {}", arm, one_line(kind), e.source.kind));
+    std::vector<std::string> fragments;
+    for (auto& f : build.at("config").at("fragments")) fragments.push_back(fragment_name(text(f.at("name"))));
+    if (auto base = text(build.at("config").at("base")); !base_fits(base) || fragments != wanted_fragments)
+      out.push_back(fmt::format("the {} build's config is {} + [{}], the experiment's {} + [{}]", arm, one_line(base),
+                                one_line(join(fragments, ", ")), one_line(wanted_base), one_line(join(wanted_fragments, ", "))));
+    const auto& patches = build.at("patches");
+    size_t next = 0;
+    if (build.contains("commit") != !spec.commit.empty()) {
+      out.push_back(spec.commit.empty() ? fmt::format("the {} build is of a commit its arm does not name", arm)
+                                        : fmt::format("the {} build names no commit, its arm names {}", arm, spec.commit));
+    } else if (!spec.commit.empty()) {
+      // By its id: the name is the first build's word (a cached kernel serves each name of it).
+      const auto& commit = build.at("commit");
+      if (text(commit.at("sha")).empty()) out.push_back(fmt::format("the {} build names no commit id", arm));
+      if (auto diff = text(commit.at("file")); !diff.empty())
+        while (next < patches.size() && text(patches[next].at("file")) == diff) ++next;
+    }
     std::vector<std::string> held, named;
-    for (auto& p : build.at("patches"))
-      if (p.at("index").get<int>() == 1 && (commit_diff.empty() || p.at("file").get<std::string>() != commit_diff))
-        held.push_back(name(p.at("file").get<std::string>()));
-    for (auto& file : spec.patches) named.push_back(name(file));
-    if (held != named)
-      out.push_back(fmt::format("the {} build holds the patch files [{}], its arm names [{}]", arm, one_line(join(held, ", ")),
-                                one_line(join(named, ", "))));
+    bool whole = true;
+    while (next < patches.size() && whole) {
+      const auto file = text(patches[next].at("file"));
+      const auto count = patches[next].at("count").get<int64_t>();
+      whole = count >= 1 && static_cast<uint64_t>(count) <= patches.size() - next;
+      for (int64_t k = 0; whole && k < count; ++k) {
+        const auto& p = patches[next + k];
+        whole = text(p.at("file")) == file && p.at("index").get<int64_t>() == k + 1 && p.at("count").get<int64_t>() == count;
+      }
+      held.push_back(std::filesystem::path(file).filename().string());
+      next += whole ? count : 0;
+    }
+    for (auto& file : spec.patches) named.push_back(std::filesystem::path(file).filename().string());
+    if (!whole || held != named)
+      out.push_back(fmt::format("the {} build holds the patch files [{}]{}, its arm names [{}]", arm, one_line(join(held, ", ")),
+                                whole ? "" : " (not whole, or out of order)", one_line(join(named, ", "))));
   }
+  // The release names the arm, so two builds of one kernel image are no comparison.
+  if (text(builds.at("control").at("bzimage").at("sha256")) == text(builds.at("patched").at("bzimage").at("sha256")))
+    out.push_back("the control and patched builds are one kernel image");
   for (auto& p : points) {
-    if (p.status != "ok" || !builds.contains(p.arm)) continue;
-    const auto built = builds[p.arm].at("kernel_release").get<std::string>();
+    if (p.status != "ok") continue;
+    const auto built = text(builds.at(p.arm).at("kernel_release"));
     const auto reported = p.environment.is_object() ? p.environment.value("kernel_release", p.kernel_release) : p.kernel_release;
     for (auto& booted : {p.kernel_release, reported})
-      if (!booted.empty() && booted != built) {
-        out.push_back(fmt::format("point {} ({}) booted {}, not its arm's build {}", p.id, p.arm, one_line(booted),
-                                  one_line(built)));
+      if (booted != built) {
+        out.push_back(fmt::format("point {} ({}) booted {}, not its arm's build {}", p.id, p.arm,
+                                  booted.empty() ? "a kernel it does not name" : one_line(booted), one_line(built)));
         break;
       }
   }
@@ -293,31 +337,21 @@ std::vector<evidence::Gate> kernel_gates(const experiment::Experiment& e, const 
       if (t.required) required.push_back(t.function);
     for (auto& g : trace::direct_hit_gates(p.id, p.direct_hit, required)) gates.push_back(g);
   }
-  const bool later_commit = experiment::patched_at_later_commit(e);
-  // The kernels differ by the patch and nothing else, or the comparison is not fair: audited
-  // again from the two builds, never taken from the bundle's word (thirty-eighth attack).
-  nlohmann::json audited = builds;
-  if (audited.is_object() && !(builds.contains("control") && builds.contains("patched"))) {
-    // An audit with no two builds to derive it from is the bundle's word alone (sixty-third
-    // attack: a host bundle's forged audit of all PASS made a passing gate).
-    audited.erase("audit");
-    audited.erase("matched");
-  }
-  if (builds.is_object() && builds.contains("control") && builds.contains("patched")) {
-    std::vector<std::string> unlike;
+  // The kernels differ by the patch and nothing else, and are the ones the arms name and the
+  // points booted, or the comparison is not fair.
+  std::string unfit;
+  const auto audited = reaudited(builds, experiment::patched_at_later_commit(e), &unfit);
+  if (unfit.empty() && builds.is_object() && builds.contains("control") && builds.contains("patched")) {
     try {
-      audited = kernel::builds_json(builds["control"], builds["patched"], later_commit);
-      unlike = builds_unlike_arms(e, points, builds);
+      if (auto unlike = builds_unlike_arms(e, points, builds); !unlike.empty())
+        unfit = "the builds are not the run's kernels: " + join(unlike, "; ");
     } catch (const std::exception& err) {
-      gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
-                                          "the builds cannot be audited: " + one_line(err.what())));
-      return gates;
+      unfit = "the builds cannot be audited: " + one_line(err.what());
     }
-    if (!unlike.empty()) {
-      gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false,
-                                          "the builds are not the run's kernels: " + join(unlike, "; ")));
-      return gates;
-    }
+  }
+  if (!unfit.empty()) {
+    gates.push_back(analysis::make_gate(analysis::GateKind::matched_builds, "builds", false, unfit));
+    return gates;
   }
   if (auto g = matched_build_gate(audited)) gates.push_back(*g);
   return gates;

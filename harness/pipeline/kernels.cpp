@@ -104,6 +104,26 @@ RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_d
   return k;
 }
 
+json reaudited(const json& builds, bool later_commit, std::string* unaudited) {
+  if (!builds.is_object()) return builds;
+  json out = builds;
+  if (!builds.contains("control") || !builds.contains("patched")) {
+    out.erase("audit");
+    out.erase("matched");
+    return out;
+  }
+  try {
+    auto again = kernel::builds_json(builds["control"], builds["patched"], later_commit);
+    out["audit"] = again["audit"];
+    out["matched"] = again["matched"];
+  } catch (const std::exception& err) {
+    out["audit"] = json::array();
+    out["matched"] = false;
+    if (unaudited) *unaudited = "the builds cannot be audited: " + one_line(err.what());
+  }
+  return out;
+}
+
 std::optional<evidence::Gate> matched_build_gate(const json& builds) {
   if (!builds.is_object() || !builds.contains("audit") || !builds["audit"].is_array()) return std::nullopt;
   std::vector<std::string> failed;

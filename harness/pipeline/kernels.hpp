@@ -48,6 +48,12 @@ KernelPlan describe_kernels(const experiment::Experiment& e, const fs::path& rep
 RunKernels build_kernels(const experiment::Experiment& e, const fs::path& repo_dir,
                          const fs::path& experiment_dir);
 
+// A bundle's BUILDS with their audit and matched derived again from the two builds, never
+// taken from the bundle's word (thirty-eighth, sixty-first to sixty-third attacks): without
+// two builds (the host backend) none; builds that cannot be audited get audit [] and matched
+// false, and *UNAUDITED (when given) says why.
+nlohmann::json reaudited(const nlohmann::json& builds, bool later_commit, std::string* unaudited = nullptr);
+
 // The gate for bundle.builds: every audited field PASS (only the patch identity and the
 // release may differ). No gate when the bundle has no builds (host backend).
 std::optional<evidence::Gate> matched_build_gate(const nlohmann::json& builds);

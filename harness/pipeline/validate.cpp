@@ -9,8 +9,8 @@
 #include "evidence/schemas.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/strict_json.hpp"
-#include "kernel/audit.hpp"
 #include "pipeline/bundle_file.hpp"
+#include "pipeline/kernels.hpp"
 #include "proc/runner.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -223,36 +223,17 @@ std::vector<SchemaError> check_bundle_schema(const std::string& text) {
 namespace {
 
 // B's builds with their matched-build audit (audit, matched) as the two builds' identities give
-// it: a stored audit of all PASS beside a patched kernel of another compiler and config passed
-// validate (thirty-seventh attack), and analyze kept a forged one as "0 fields differ"
-// (sixty-first). Without two builds (the running kernel), no audit at all; where they
-// cannot be audited, no audit and not matched (sixty-second: the stored audit was kept, and the
-// re-judged bundle's forged rows read as audited; the matched-builds gate says why).
+// it (pipeline/kernels.hpp reaudited): a stored audit of all PASS beside a patched kernel of
+// another compiler and config passed validate (thirty-seventh attack), and analyze kept a
+// forged one as "0 fields differ" (sixty-first). Whether config and release may differ is the
+// experiment's word.
 json reaudited_builds(const evidence::Bundle& b) {
-  const auto& builds = b.builds;
-  if (!builds.is_object()) return builds;
-  if (!builds.contains("control") || !builds.contains("patched")) {
-    json out = builds;
-    out.erase("audit");
-    out.erase("matched");
-    return out;
-  }
+  bool later_commit = false;
   try {
-    bool later_commit = false;  // whether config and release may differ is the experiment's word
-    try {
-      later_commit = experiment::patched_at_later_commit(experiment::parse(b.experiment));
-    } catch (const UserError&) {
-    }
-    auto again = kernel::builds_json(builds["control"], builds["patched"], later_commit);
-    json out = builds;
-    for (const char* key : {"audit", "matched"}) out[key] = again[key];
-    return out;
-  } catch (const std::exception&) {
-    json out = builds;
-    out["audit"] = json::array();
-    out["matched"] = false;
-    return out;
+    later_commit = experiment::patched_at_later_commit(experiment::parse(b.experiment));
+  } catch (const UserError&) {
   }
+  return reaudited(b.builds, later_commit);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ evidence::Bundle run_of(double level, int points, const std::string& workload = 
     point.block = p;
     point.arm = arm;
     point.status = "ok";
+    point.kernel_release = real.builds[arm]["kernel_release"];
     point.health = {{"marker", "m"}, {"scanned_lines", 100}, {"findings", nlohmann::json::array()}};
     b.points.push_back(point);
     for (int r = 0; r < 3; ++r) {

@@ -280,6 +280,48 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     auto reported = qemu;  // as the guest reported it only
     reported["points"][3]["environment"]["kernel_release"] = "6.18.44";
     CHECK_THAT(matched_gate(reported), Catch::Contains("point 3 (control) booted 6.18.44, not its arm's build 6.1.192-ks-control"));
+    // Sixty-fourth attack: each of these still passed.
+    const auto patch = qemu["builds"]["patched"]["patches"][0];
+    auto excused = qemu;  // the control holds the patch, "excused" as a commit's diff
+    excused["builds"]["control"]["patches"] = {patch};
+    excused["builds"]["control"]["commit"] = {{"file", patch["file"]}};
+    CHECK_THAT(matched_gate(excused), Catch::Contains("the control build is of a commit its arm does not name"));
+    for (int index : {0, 2}) {  // the control holds it as a file's patch 0 or 2
+      auto hidden = qemu;
+      hidden["builds"]["control"]["patches"] = {patch};
+      hidden["builds"]["control"]["patches"][0]["index"] = index;
+      CHECK_THAT(matched_gate(hidden), Catch::Contains("the control build holds the patch files [btrfs-drop-sb-nosec.patch] (not whole"));
+    }
+    auto extra = qemu;  // a foreign patch appended as the file's second
+    extra["builds"]["patched"]["patches"].push_back(patch);
+    extra["builds"]["patched"]["patches"][1]["index"] = 2;
+    CHECK_THAT(matched_gate(extra), Catch::Contains("(not whole, or out of order)"));
+    auto named = qemu;  // a second file, "excused" by a commit of no id the arm does not name
+    named["builds"]["patched"]["patches"].push_back(patch);
+    named["builds"]["patched"]["patches"][1]["file"] = "evil.patch";
+    named["builds"]["patched"]["commit"] = {{"file", "evil.patch"}};
+    CHECK_THAT(matched_gate(named), Catch::Contains("the patched build is of a commit its arm does not name"));
+    auto git = qemu;  // both built from a git tree the experiment does not name
+    for (auto arm : {"control", "patched"}) git["builds"][arm]["source"]["kind"] = "git";
+    CHECK_THAT(matched_gate(git), Catch::Contains("the control build is of a git source, the experiment's is debian"));
+    auto blank = qemu;  // no point names the kernel it booted
+    for (auto& point : blank["points"]) {
+      point["kernel_release"] = "";
+      point["environment"].erase("kernel_release");
+    }
+    CHECK_THAT(matched_gate(blank), Catch::Contains("point 0 (patched) booted a kernel it does not name"));
+    auto config = qemu;  // both of another config than the experiment's
+    for (auto arm : {"control", "patched"}) {
+      config["builds"][arm]["config"]["base"] = "defconfig";
+      config["builds"][arm]["config"]["fragments"] = nlohmann::json::array();
+    }
+    CHECK_THAT(matched_gate(config), Catch::Contains("the control build's config is defconfig + [], the experiment's tinyconfig + [btrfs-bench]"));
+    auto one = qemu;  // one kernel image as both
+    one["builds"]["control"]["bzimage"] = one["builds"]["patched"]["bzimage"];
+    CHECK_THAT(matched_gate(one), Catch::Contains("the control and patched builds are one kernel image"));
+    auto swapped = qemu;  // the builds' own arm fields swapped
+    swapped["builds"]["control"]["arm"] = "patched";
+    CHECK_THAT(matched_gate(swapped), Catch::Contains("the control build is the patched arm's"));
   }
   SECTION("a row that names another arm than its point ran") {
     raw["rows"][0]["arm"] = raw["rows"][0]["arm"] == "control" ? "patched" : "control";
