@@ -246,9 +246,9 @@ constexpr const char* kEditedHint = "the bundle was edited; `ksandwich validate`
 // arm's, or named none, validated): one sentence each, none where they fit.
 //
 // Each build is its arm's: its source of E's kind; its config of E's base and fragments (by
-// file name); a commit only where its arm names one,
-// whose diff is its first patches; then the patch files its arm names, by name
-// and in order, each whole (its patches numbered 1 to their count).
+// file name); a commit only where its arm names one, whose diff is its first patches; then the
+// patch files its arm names, by name and in order, each whole (its patches numbered 1 to their
+// count). The two images differ, and every finished point names the release of its arm's.
 std::vector<std::string> builds_unlike_arms(const experiment::Experiment& e, const std::vector<evidence::Point>& points,
                                             const nlohmann::json& builds) {
   using nlohmann::json;
@@ -267,14 +267,14 @@ std::vector<std::string> builds_unlike_arms(const experiment::Experiment& e, con
   };
   for (auto& [arm, spec] : e.arms) {
     const auto& build = builds.at(arm);
-    if (text(build.at("arm")) != arm) out.push_back(fmt::format("the {} build is the {} arm's", arm, one_line(text(build.at("arm")))));
+    if (text(build.at("arm")) != arm) out.push_back(fmt::format("the {} build is the {} arm's", arm, one_line_cut(text(build.at("arm")))));
     if (auto kind = text(build.at("source").at("kind")); kind != e.source.kind)
-      out.push_back(fmt::format("the {} build is of a {} source, the experiment's is {}", arm, one_line(kind), e.source.kind));
+      out.push_back(fmt::format("the {} build is of a {} source, the experiment's is {}", arm, one_line_cut(kind), e.source.kind));
     std::vector<std::string> fragments;
     for (auto& f : build.at("config").at("fragments")) fragments.push_back(fragment_name(text(f.at("name"))));
     if (auto base = text(build.at("config").at("base")); !base_fits(base) || fragments != wanted_fragments)
-      out.push_back(fmt::format("the {} build's config is {} + [{}], the experiment's {} + [{}]", arm, one_line(base),
-                                one_line(join(fragments, ", ")), one_line(wanted_base), one_line(join(wanted_fragments, ", "))));
+      out.push_back(fmt::format("the {} build's config is {} + [{}], the experiment's {} + [{}]", arm, one_line_cut(base),
+                                one_line_cut(join(fragments, ", ")), one_line_cut(wanted_base), one_line_cut(join(wanted_fragments, ", "))));
     const auto& patches = build.at("patches");
     size_t next = 0;
     if (build.contains("commit") != !spec.commit.empty()) {
@@ -302,23 +302,29 @@ std::vector<std::string> builds_unlike_arms(const experiment::Experiment& e, con
     }
     for (auto& file : spec.patches) named.push_back(std::filesystem::path(file).filename().string());
     if (!whole || held != named)
-      out.push_back(fmt::format("the {} build holds the patch files [{}]{}, its arm names [{}]", arm, one_line(join(held, ", ")),
-                                whole ? "" : " (not whole, or out of order)", one_line(join(named, ", "))));
+      out.push_back(fmt::format("the {} build holds the patch files [{}]{}, its arm names [{}]", arm, one_line_cut(join(held, ", ")),
+                                whole ? "" : " (not whole, or out of order)", one_line_cut(join(named, ", "))));
   }
   // The release names the arm, so two builds of one kernel image are no comparison.
   if (text(builds.at("control").at("bzimage").at("sha256")) == text(builds.at("patched").at("bzimage").at("sha256")))
     out.push_back("the control and patched builds are one kernel image");
+  std::string first_unlike;  // the first point that booted another kernel, and how many more did
+  int more = 0;
   for (auto& p : points) {
     if (p.status != "ok") continue;
     const auto built = text(builds.at(p.arm).at("kernel_release"));
     const auto reported = p.environment.is_object() ? p.environment.value("kernel_release", p.kernel_release) : p.kernel_release;
     for (auto& booted : {p.kernel_release, reported})
       if (booted != built) {
-        out.push_back(fmt::format("point {} ({}) booted {}, not its arm's build {}", p.id, p.arm,
-                                  booted.empty() ? "a kernel it does not name" : one_line(booted), one_line(built)));
+        if (first_unlike.empty())
+          first_unlike = fmt::format("point {} ({}) booted {}, not its arm's build {}", p.id, p.arm,
+                                     booted.empty() ? "a kernel it does not name" : one_line_cut(booted), one_line_cut(built));
+        else
+          ++more;
         break;
       }
   }
+  if (!first_unlike.empty()) out.push_back(more ? fmt::format("{} (and {} point(s) more)", first_unlike, more) : first_unlike);
   return out;
 }
 

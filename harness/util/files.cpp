@@ -578,6 +578,13 @@ std::string without_controls(std::string_view s, bool keep_newlines) {
 }
 }  // namespace
 
+std::string one_line_cut(std::string_view s, size_t max) {
+  if (s.size() <= max) return one_line(s);
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  return one_line(s.substr(0, cut)) + "...";
+}
+
 std::string one_line(std::string_view s) { return without_controls(s, false); }
 std::string printable_lines(std::string_view s) { return without_controls(s, true); }
 

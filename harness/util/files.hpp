@@ -143,6 +143,10 @@ std::string shell_quote(std::string_view word);
 // direction marks, line separators) becomes a space, so text from a bundle or a mail can
 // neither start a header or a line, nor move the cursor, nor hide what it holds.
 std::string one_line(std::string_view s);
+// one_line(S) of at most MAX bytes, cut at a character's start and ending "..." when cut: a
+// value from a file someone else wrote, quoted in a message (sixty-fifth attack: an 8 MB
+// release, quoted once a point, made 56 MB of a 34 KB bundle's refusal).
+std::string one_line_cut(std::string_view s, size_t max = 200);
 // The same, keeping the newlines: S fit for a terminal as lines.
 std::string printable_lines(std::string_view s);
 

@@ -319,6 +319,11 @@ TEST_CASE("validate: raw rows edited without the analysis no longer add up") {
     auto one = qemu;  // one kernel image as both
     one["builds"]["control"]["bzimage"] = one["builds"]["patched"]["bzimage"];
     CHECK_THAT(matched_gate(one), Catch::Contains("the control and patched builds are one kernel image"));
+    auto huge = qemu;  // a release of a megabyte, quoted once and cut (sixty-fifth: 56 MB of messages)
+    huge["builds"]["patched"]["kernel_release"] = std::string(1 << 20, 'A');
+    const auto detail = matched_gate(huge);
+    CHECK_THAT(detail, Catch::Contains("(and 5 point(s) more)"));
+    CHECK(detail.size() < 1000);
     auto swapped = qemu;  // the builds' own arm fields swapped
     swapped["builds"]["control"]["arm"] = "patched";
     CHECK_THAT(matched_gate(swapped), Catch::Contains("the control build is the patched arm's"));

@@ -10,6 +10,13 @@ TEST_CASE("shell quoting survives single quotes") {
   CHECK(ks::shell_quote("$(rm -rf /)`x`\n") == "'$(rm -rf /)`x`\n'");
 }
 
+TEST_CASE("one_line_cut keeps at most its bytes, never half a character, and says it cut") {
+  CHECK(ks::one_line_cut("short\n", 10) == "short ");
+  CHECK(ks::one_line_cut(std::string(1 << 20, 'A'), 200) == std::string(200, 'A') + "...");
+  CHECK(ks::one_line_cut("a\xc3\xa9b", 2) == "a...");  // the cut falls inside the two bytes of an e-acute
+  CHECK(ks::one_line_cut("ab\x1b", 2) == "ab...");
+}
+
 TEST_CASE("one_line turns every control character into a space and keeps the rest") {
   CHECK(ks::one_line("a\r\nBcc: x") == "a  Bcc: x");
   CHECK(ks::one_line("\x1b[2Jverdict\x7f") == " [2Jverdict ");
