@@ -180,7 +180,7 @@ void set_build_command(CLI::App& app, const ks::cli::Context& context) {
     if (!args->source.empty()) {
       fs::path src = args->source;
       base.source = {};
-      if (fs::is_directory(src)) {
+      if (fs::is_directory(ks::status_as_invoking_user(src))) {
         base.source.kind = "git";
         base.source.commit = args->commit.empty() ? "HEAD" : args->commit;
       } else {

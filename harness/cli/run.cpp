@@ -84,9 +84,8 @@ nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o)
   if (!o.patches.empty()) {
     auto list = nlohmann::json::array();
     for (auto& p : o.patches) {
-      std::error_code ec;
       auto path = fs::absolute(p).lexically_normal();
-      if (!fs::is_regular_file(path, ec))
+      if (!fs::is_regular_file(status_as_invoking_user(path)))  // as they see it (sixty-fifth attack)
         throw UserError("--patch " + p + " is not a file",
                         "give a patch file: a diff, `git format-patch` output or a saved mailbox of a series");
       list.push_back(o.message_id.empty() ? path.string() : selected_series(path, p, o.message_id).string());
@@ -94,14 +93,14 @@ nlohmann::json overridden(const std::filesystem::path& file, const Overrides& o)
     raw["arms"]["patched"]["patches"] = list;
   }
   if (!o.source.empty()) {
-    std::error_code ec;
     auto path = fs::absolute(o.source).lexically_normal();
-    if (fs::is_directory(path, ec) && !fs::exists(path / ".git", ec))
+    const auto seen = status_as_invoking_user(path);  // as they see it (sixty-fifth attack)
+    if (fs::is_directory(seen) && !fs::exists(status_as_invoking_user(path / ".git")))
       throw UserError("--source " + o.source + " is a directory but not a git tree",
                       "give a git checkout of the kernel, or the source as a tarball (.tar, .tar.gz, .tar.xz)");
-    if (fs::is_directory(path, ec))
+    if (fs::is_directory(seen))
       raw["source"] = {{"kind", "git"}, {"path", path.string()}, {"commit", "HEAD"}};
-    else if (fs::is_regular_file(path, ec))
+    else if (fs::is_regular_file(seen))
       raw["source"] = {{"kind", "tarball"}, {"path", path.string()}};
     else
       throw UserError("--source " + o.source + " is neither a directory nor a file",

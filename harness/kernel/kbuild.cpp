@@ -675,8 +675,8 @@ fs::path resolve_fragment(const std::string& name, const fs::path& repo_dir) {
     candidates.push_back(repo_dir / "configs/kernel" / (name + ".config"));
   }
   candidates.insert(name.find('/') == std::string::npos ? candidates.end() : candidates.begin(), name);
-  for (auto& c : candidates)
-    if (fs::is_regular_file(c)) return c;
+  for (auto& c : candidates)  // as the sudo user: no answer about root's places they could not look in
+    if (fs::is_regular_file(status_as_invoking_user(c))) return c;
   throw UserError("config fragment not found: " + name,
                   "name a file in configs/kernel/ (e.g. btrfs-bench.config) or give its path");
 }
@@ -688,7 +688,7 @@ fs::path resolve_patch(const std::string& name, const fs::path& repo_dir) {
     candidates.push_back(repo_dir / name);
   }
   for (auto& c : candidates)
-    if (fs::is_regular_file(c)) return c;
+    if (fs::is_regular_file(status_as_invoking_user(c))) return c;
   throw UserError("patch file not found: " + name,
                   "give the path of a diff or a saved mailbox, or a file name in "
                   "kernel-patches/");
@@ -724,7 +724,7 @@ BuildRequest request_for_arm(const experiment::Experiment& e, const std::string&
   for (auto& name : r.config.fragments) {
     auto found = resolve_experiment_file(name, experiment_dir, {shipped("configs/kernel")});
     // A bare name such as "btrfs-bench" may leave out ".config".
-    if (!fs::exists(found) && !repo_dir.empty() && fs::path(name).is_relative() &&
+    if (!fs::exists(status_as_invoking_user(found)) && !repo_dir.empty() && fs::path(name).is_relative() &&
         fs::is_regular_file(shipped("configs/kernel") / (name + ".config")))
       found = shipped("configs/kernel") / (name + ".config");
     name = found.string();

@@ -569,8 +569,15 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
 
 fs::path keep_in_cache(const fs::path& cache_root, const std::string& folder, std::string_view text,
                        const std::string& suffix) {
-  auto path = ensure_dir(cache_root / folder) / (sha256_hex(text) + suffix);
+  // Anyone may search the folder, not list it, and read a file in it: to name one is to know
+  // its content. So a sudo user reads the series they chose from their own mailbox, as every
+  // file root reads for them (sixty-fifth attack: `sudo ksandwich run --patch T --message-id`
+  // was refused its own series, kept in root's 0700 folder).
+  auto dir = ensure_dir(cache_root / folder);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  auto path = dir / (sha256_hex(text) + suffix);
   if (read_cache_file(path, text.size()) != text) write_file_atomic(path, text);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   return path;
 }
 

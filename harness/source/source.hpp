@@ -107,7 +107,9 @@ CommitDiff commit_diff(const SourceIdentity& base, const std::string& name, cons
 
 // TEXT kept at <cache>/<folder>/<sha256 of TEXT><suffix>, written atomically unless already
 // there: an input made from the user's (one series out of a saved thread) that a run's
-// bundle and a later --resume read there. Throws UserError when the cache is not writable.
+// bundle and a later --resume read there. The folder is searchable, not listable, by others,
+// the file readable: whoever knows the text may read it. Throws UserError when the cache is
+// not writable.
 fs::path keep_in_cache(const fs::path& cache_root, const std::string& folder, std::string_view text,
                        const std::string& suffix);
 

@@ -370,6 +370,19 @@ root" ] || { echo "FAIL under sudo, files of root's in a directory of root's wer
   tell_apart bisect NAME --good a --bad b --out "$tmp/sudo-home/o-bis"
   tell_apart series NAME --mbox "$tmp/sudo-home/btrfs-noop-comment.patch" --out "$tmp/sudo-home/o-ser"
   tell_apart junit "$bundle" --out NAME
+  # Sixty-fifth: run's --patch and --source, looked at as root, told them apart too.
+  tell_apart run default --patch NAME --dry-run --out "$tmp/sudo-home/o-patch"
+  tell_apart run default --source NAME --dry-run --out "$tmp/sudo-home/o-source"
+  # ... and the series --message-id picks out of the sudo user's own thread was kept in root's
+  # cache where they could not read it: their run was refused it.
+  cp "$tmp/thread.mbox" "$tmp/sudo-home/thread.mbox" && chown nobody "$tmp/sudo-home/thread.mbox"
+  mkdir -p "$tmp/thread-cache"
+  if out=$(env SUDO_UID=65534 SUDO_GID=65534 KSANDWICH_CACHE="$tmp/thread-cache" "$ks" run default --patch \
+      "$tmp/sudo-home/thread.mbox" --message-id "<noop@x>" --dry-run --out "$tmp/sudo-home/o-thread" 2>&1); then
+    echo "ok   run --patch THREAD --message-id, under sudo: the series they chose: ${out%%$'\n'*}"
+  else
+    echo "FAIL run --patch THREAD --message-id, under sudo: $out"; failures=$((failures + 1))
+  fi
   # Fifty-second attack: /proc/PID/root leads into another mount namespace, where the name
   # checked in this one is bound over somewhere else.
   mkdir -p "$tmp/ns-out" "$tmp/ns-victim" && echo precious >"$tmp/ns-victim/v" && echo mine >"$tmp/ns-out/v"
