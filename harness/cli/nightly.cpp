@@ -28,7 +28,7 @@ void set_nightly_command(CLI::App& app, Context& context) {
   cmd->add_flag("--dry-run", args->dry_run, "print the plan and what would be recorded; touch nothing");
   cmd->callback([args, &context] {
     auto o = fresh_run_options(args->experiment, args->out, context.repo_dir);
-    if (std::filesystem::is_regular_file(o.experiment_file)) {  // else `run` says what is wrong
+    if (std::filesystem::is_regular_file(ks::status_as_invoking_user(o.experiment_file))) {  // else `run` says what is wrong
       auto e = experiment::parse_file(o.experiment_file);
       experiment::require_one_run_per_process(e, "nightly");
       o.experiment = e.raw;  // what `run` measures is what was checked, not the file read again

@@ -93,6 +93,11 @@ void check_json_text(std::string_view text, const std::string& origin, int max_d
 std::string json_error_text(const nlohmann::json::exception& err) {
   std::string why = err.what();
   if (why.starts_with("[json.exception.") && why.find("] ") != std::string::npos) why.erase(0, why.find("] ") + 2);
+  // Where, never what: the parser's "last read" is the file's own text, which a link root
+  // followed may have led to a file of root's alone (sixty-sixth attack: gather printed the
+  // first line of one through a link in a series directory root had copied), and it can be
+  // megabytes long. Its line and column stay.
+  if (auto at = why.find("; last read: "); at != std::string::npos) why.erase(at);
   return why;
 }
 

@@ -264,6 +264,15 @@ Store::Added Store::add(const evidence::Bundle& b, const fs::path& path, const s
                     "keep one history per clock: add it to another --history file, or set the experiment's \"clock\" "
                     "so every night measures the same way");
   }
+  // One experiment, one machine, as compare has it: another machine's nights beside this one's
+  // would make a change point of the machine (sixty-sixth attack: trend drew a 2-core Xeon's
+  // night and a 192-core EPYC's as one series).
+  auto elsewhere = db_.prepare("SELECT machine FROM runs WHERE experiment = ?1 AND machine_fingerprint != ?2 LIMIT 1");
+  elsewhere.bind(1, b.experiment_name).bind(2, pipeline::machine_fingerprint(b));
+  if (elsewhere.step())
+    throw UserError(fmt::format("this history's runs of {} were measured on another machine ({}) than this bundle",
+                                one_line_cut(b.experiment_name), one_line_cut(elsewhere.text(0))),
+                    "keep one history per machine: add it to another --history file");
 
   auto insert = db_.prepare(
       "INSERT INTO runs (experiment, created_at, added_at, backend, control_source, patched_source, "

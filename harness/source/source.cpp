@@ -424,6 +424,20 @@ fs::path check_cache_root(const fs::path& root, const std::string& what) {
   auto refuse = [&](const std::string& why, const std::string& also = "") {
     throw UserError(what + " " + root.string() + ": " + why, also.empty() ? hint : also);
   };
+  {
+    // Under sudo, the place as they see it first: one answer for a cache named where they
+    // cannot look, whatever root would find there (sixty-sixth attack: a file, a directory,
+    // nothing, another's directory and a link each told themselves, and root filled a
+    // directory they could not see with gigabytes).
+    AsInvokingUser as;
+    if (!as.who().empty()) {
+      auto seen = fs::absolute(root).lexically_normal();
+      while (seen.has_relative_path() && !fs::exists(status_as_invoking_user(seen))) seen = seen.parent_path();
+      if (!fs::is_directory(status_as_invoking_user(seen)) || !as.may(seen, X_OK))
+        refuse(as.who() + ", cannot reach a directory there",
+               "name a cache in a directory you can reach yourself, or leave KSANDWICH_CACHE unset for root's own");
+    }
+  }
   if (auto why = untrusted_on_the_way(root, PathRole::kTrustedDirectory)) refuse(*why);
   const auto real = fs::weakly_canonical(fs::absolute(root));  // resolvable: checked above
   // Root's alone, the way there included: root makes, chmods, builds in and removes its
@@ -573,18 +587,21 @@ fs::path keep_in_cache(const fs::path& cache_root, const std::string& folder, st
   // its content. So a sudo user reads the series they chose from their own mailbox, as every
   // file root reads for them (sixty-fifth attack: `sudo ksandwich run --patch T --message-id`
   // was refused its own series, kept in root's 0700 folder).
+  std::error_code ec;  // where a mode cannot be had, the user's read of it says so
   auto dir = ensure_dir(cache_root / folder);
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
   auto path = dir / (sha256_hex(text) + suffix);
   if (read_cache_file(path, text.size()) != text) write_file_atomic(path, text);
-  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read, ec);
   return path;
 }
 
 std::string check_source(const experiment::KernelSource& source, const std::string& later_commit) {
   auto origin = origin_path(source);
+  // As the sudo user sees it (sixty-sixth attack: a file, a directory, a git tree and nothing in
+  // a root-only place each got their own message).
   if (source.kind == "git") {
-    if (!fs::is_directory(origin))
+    if (!fs::is_directory(status_as_invoking_user(origin)))
       throw UserError("kernel source not found: git tree " + origin.string() + " does not exist",
                       "give the path of a local kernel git tree in source.path");
     if (source.commit.empty())
@@ -594,7 +611,7 @@ std::string check_source(const experiment::KernelSource& source, const std::stri
     return resolve_commit(origin, source.commit);
   }
   if (!later_commit.empty()) require_git_for_commit(kind_of(source));
-  if (!fs::is_regular_file(origin)) {
+  if (!fs::is_regular_file(status_as_invoking_user(origin))) {
     std::string hint = kind_of(source) == "debian"
         ? "install it with `apt-get install linux-source-6.1` (tools/setup.sh does), or name "
           "another source in the experiment (source.kind tarball or git)"

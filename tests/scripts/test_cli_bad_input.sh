@@ -298,9 +298,10 @@ if [ "$(id -u)" -eq 0 ]; then
   # Forty-fifth attack: the sudo user's own cache or ccache, or root's cache in a directory of
   # theirs (they could swap a folder for a link between the check and root's chmod or build in
   # it); and a config fragment they could not read themselves, linked or named.
+  chmod 755 "$tmp"  # where the sudo user can look: else only that they cannot is said (sixty-sixth)
   expect_error "build --cache: the sudo user's own cache" "kernel cache $tmp/theirs: $tmp/theirs belongs to uid 65534" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" build --cache "$tmp/theirs" --preflight
-  mkdir -p "$tmp/sudo-home" && chown nobody "$tmp/sudo-home" && chmod 755 "$tmp" && mkdir -p "$tmp/sudo-home/cache"
+  mkdir -p "$tmp/sudo-home" && chown nobody "$tmp/sudo-home" && mkdir -p "$tmp/sudo-home/cache"
   expect_error "build --cache: root's cache in the sudo user's directory" "$tmp/sudo-home belongs to uid 65534" -- \
     env SUDO_UID=65534 SUDO_GID=65534 "$ks" build --cache "$tmp/sudo-home/cache" --preflight
   expect_error "build: the sudo user's CCACHE_DIR" "ccache directory $tmp/theirs: $tmp/theirs belongs to uid 65534" -- \
@@ -373,6 +374,11 @@ root" ] || { echo "FAIL under sudo, files of root's in a directory of root's wer
   # Sixty-fifth: run's --patch and --source, looked at as root, told them apart too.
   tell_apart run default --patch NAME --dry-run --out "$tmp/sudo-home/o-patch"
   tell_apart run default --source NAME --dry-run --out "$tmp/sudo-home/o-source"
+  # Sixty-sixth: build's --source, --config-base and --cache, and nightly's experiment, too.
+  tell_apart build --source NAME --preflight
+  tell_apart build --config-base NAME --preflight
+  tell_apart build --cache NAME --preflight
+  tell_apart nightly NAME --history "$tmp/sudo-home/h.sqlite" --dry-run --out "$tmp/sudo-home/o-night"
   # ... and the series --message-id picks out of the sudo user's own thread was kept in root's
   # cache where they could not read it: their run was refused it.
   cp "$tmp/thread.mbox" "$tmp/sudo-home/thread.mbox" && chown nobody "$tmp/sudo-home/thread.mbox"

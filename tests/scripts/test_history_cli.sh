@@ -76,8 +76,11 @@ expect 0 "junit" '<testcase classname="ksandwich.default" name="clone"><skipped'
 # Twenty-sixth attack: a machine named with a direction mark and a C1 control (an 8-bit
 # terminal's ESC [) in a stranger's bundle; JSON on a terminal holds them as \u escapes.
 jq '.machine.cpu_model = "Xeon \u202eesrever\u009b2J" | .created_at = "2026-12-04T03:00:00Z"' "$bundle" >"$tmp/bidi.json"
-expect 0 "history add, a machine named with a direction mark" "added as run 2" -- "$ks" history add --history "$db" "$tmp/bidi.json"
-out=$("$ks" history list --history "$db" --json)
+# Sixty-sixth: another machine's night of the same experiment is refused; a history of its own.
+expect 2 "history add, another machine's run of the experiment" "were measured on another machine (Intel(R) Xeon(R) Processor, 2 cores)" -- \
+  "$ks" history add --history "$db" "$tmp/bidi.json"
+expect 0 "history add, a machine named with a direction mark" "added as run 1" -- "$ks" history add --history "$tmp/bidi.sqlite" "$tmp/bidi.json"
+out=$("$ks" history list --history "$tmp/bidi.sqlite" --json)
 if LC_ALL=C grep -q $'[\x80-\xff]' <<<"$out"; then fail "history list --json printed raw non-ASCII: $(cat -v <<<"$out" | grep -m1 esrever)"
 elif ! jq -e 'map(.machine) | any(contains("\u202eesrever\u009b2J"))' <<<"$out" >/dev/null; then fail "history list --json lost the machine's name: $out"
 else echo "ok   history list --json escapes a stranger's direction marks"; fi

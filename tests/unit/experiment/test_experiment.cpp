@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "experiment/experiment.hpp"
+#include "experiment/strict_json.hpp"
 #include "support/experiments.hpp"
 #include "support/paths.hpp"
 #include "util/error.hpp"
@@ -146,6 +147,19 @@ TEST_CASE("malformed JSON names the file and says how to find the mistake") {
   } catch (const ks::UserError& e) {
     CHECK_THAT(e.what(), Catch::Contains("exp.json is not valid JSON"));
     CHECK_FALSE(e.hint().empty());
+  }
+}
+
+TEST_CASE("malformed JSON is told by line and column, never by the text read") {
+  // Sixty-sixth attack: "last read" quoted the first line of a root-only file a link led to.
+  for (const char* text : {"\"TOPSECRET-token rest of line\n", "root:x:0:0:TOPSECRET\n", "{\"a\": TOPSECRET}"}) {
+    try {
+      ks::experiment::parse_json_strict(text, "b.json");
+      FAIL("no error");
+    } catch (const ks::UserError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("b.json is not valid JSON") && Catch::Contains(" at line "));
+      CHECK_THAT(e.what(), !Catch::Contains("TOPSECRET") && !Catch::Contains("last read"));
+    }
   }
 }
 

@@ -268,6 +268,13 @@ TEST_CASE("compare: another CPU, accelerator, config or tool major version is re
   }
   // The control arm's config did not change: comparing control arms names one fewer fact.
   CHECK(pipeline::environment_changes(a, b, "control").size() == 3);
+  // A machine's facts left out are no match for any machine's (sixty-sixth attack).
+  auto unrecorded = a;
+  unrecorded.machine.erase("cpu_model");
+  unrecorded.machine.erase("cores");
+  unrecorded.created_at = "2026-12-04T02:00:00Z";
+  CHECK_THROWS_WITH(pipeline::compare_bundles(a, unrecorded, {}),
+                    Catch::Contains("CPU model: 'Intel(R) Xeon(R) Processor' in A, '(not recorded)' in B"));
 }
 
 TEST_CASE("compare: --allow-environment-change compares and puts the differences first in the report") {
