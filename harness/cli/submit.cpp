@@ -281,7 +281,12 @@ void set_gather(CLI::App& app, Context& context) {
             if (j.experiment == name) r.problem += "; see " + j.log;
       } else {
         try {
-          if (fs::is_symlink(out)) throw UserError(out.string() + " is a symbolic link", "");
+          // Never a link: a run writes its directory and bundle, and series its experiments, as
+          // themselves, and a link root's copy of a handed-over directory made root's led to a
+          // root-only file whose values the schema's complaint quoted (sixty-seventh attack).
+          for (auto& own : {out, bundle, experiment_file})
+            if (fs::is_symlink(fs::symlink_status(own)))
+              throw UserError(own.string() + " is a symbolic link, not what a run or series writes", "");
           if (auto why = untrusted_on_the_way(bundle, PathRole::kTrustedFile)) throw UserError(*why, "");
           check_bundle_file(bundle);
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it

@@ -454,7 +454,7 @@ Prepared prepare(const BisectOptions& o) {
   experiment::require_one_run_per_process(e, "bisect");
   auto base = kernel::absolute_experiment(e, o.experiment_file.parent_path(), o.repo_dir);
   auto repo = kernel::request_for_arm(e, "control", o.repo_dir, o.experiment_file.parent_path()).source.path;
-  if (!fs::is_directory(repo))
+  if (!fs::is_directory(status_as_invoking_user(repo)))  // as the sudo user sees it (sixty-seventh attack)
     throw UserError("git source " + repo + " does not exist", "set source.path to a local kernel git tree");
 
   bisect::State fresh;

@@ -7,6 +7,7 @@
 
 #include "analysis/analyze.hpp"
 #include "evidence/clock.hpp"
+#include "experiment/backends.hpp"
 #include "experiment/experiment.hpp"
 #include "pipeline/bundle_file.hpp"
 #include "util/error.hpp"
@@ -152,9 +153,23 @@ std::vector<EnvironmentFact> environment_of(const evidence::Bundle& b, const std
       {"backend", b.backend, false},
       {"accelerator", accelerator, false},
   };
+  // The kernel the points ran: the builds' configs where the backend boots them, else the one
+  // running; the storage each arm's points had (an experiment's "auto" is each machine's kind);
+  // the host's clock (sixty-seventh attack: host runs of two kernels and two storage kinds were
+  // compared, and drawn as one series, without a word).
+  const auto& backends = experiment::backend_table();
+  const auto rules = std::find_if(backends.begin(), backends.end(), [&](auto& r) { return r.name == b.backend; });
+  if (rules != backends.end() && !rules->boots_kernels)
+    facts.push_back({"running kernel", text_at(b.machine, "/kernel_release"), false});
+  facts.push_back({"clocksource", text_at(b.machine, "/clocksource"), false});
   for (std::string a : {"control", "patched"})
-    if (arm == "all" || arm == a)
+    if (arm == "all" || arm == a) {
       facts.push_back({"kernel config (" + a + ")", text_at(b.builds, ("/" + a + "/config/sha256").c_str()), false});
+      std::string storage;
+      for (auto& p : b.points)
+        if (p.arm == a && p.status == "ok" && storage.empty()) storage = text_at(p.storage, "/kind");
+      facts.push_back({"storage (" + a + ")", storage, false});
+    }
   facts.push_back({"tool major version", version.substr(0, version.find('.')), false});
   return facts;
 }

@@ -379,6 +379,18 @@ root" ] || { echo "FAIL under sudo, files of root's in a directory of root's wer
   tell_apart build --config-base NAME --preflight
   tell_apart build --cache NAME --preflight
   tell_apart nightly NAME --history "$tmp/sudo-home/h.sqlite" --dry-run --out "$tmp/sudo-home/o-night"
+  # Sixty-seventh: bisect of the sudo user's experiment naming a git tree where only root looks.
+  mkdir -p "$tmp/root-only/git-here/.git"
+  said=()
+  for where in git-here git-none; do
+    jq --arg p "$tmp/root-only/$where" '.source = {kind: "git", path: $p, commit: "HEAD"}' \
+      "$KS_SOURCE_DIR/configs/experiments/default.json" >"$tmp/sudo-home/bis-$where.json"
+    chown nobody "$tmp/sudo-home/bis-$where.json"
+    said+=("$(env SUDO_UID=65534 SUDO_GID=65534 "$ks" bisect "$tmp/sudo-home/bis-$where.json" --good a --bad b \
+      --out "$tmp/sudo-home/o-bis-$where" 2>&1 | sed "s/$where/WHERE/g")")
+  done
+  if [ "${said[0]}" = "${said[1]}" ]; then echo "ok   bisect, under sudo: a git tree where only root looks, there or not: ${said[0]%%$'\n'*}"
+  else echo "FAIL bisect, under sudo, tells a git tree where only root looks from none: ${said[0]} / ${said[1]}"; failures=$((failures + 1)); fi
   # ... and the series --message-id picks out of the sudo user's own thread was kept in root's
   # cache where they could not read it: their run was refused it.
   cp "$tmp/thread.mbox" "$tmp/sudo-home/thread.mbox" && chown nobody "$tmp/sudo-home/thread.mbox"

@@ -89,8 +89,16 @@ if [ "$(id -u)" -eq 0 ]; then
   chown nobody "$out/experiments" && ln -sf "$tmp/root-only" "$out/experiments/default-p03.json" &&
     chown -h nobody "$out/experiments/default-p03.json"
   check "gather refuses a step's experiment behind another user's link, and quotes nothing of it" \
-    bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"belongs to uid 65534\") and (test(\"TOKEN\") | not)" >/dev/null' "$ks" "$out"
+    bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is a symbolic link\") and (test(\"TOKEN\") | not)" >/dev/null' "$ks" "$out"
   rm "$out/experiments/default-p03.json" && chown root "$out/experiments"
+  # Sixty-seventh: root's own link (a handed-over directory copied with cp -r keeps its links,
+  # now root's) to a root-only bundle: not followed, nothing of it quoted.
+  mv "$out/results/default-p03/bundle.json" "$tmp/p03-bundle.json"
+  jq '.created_at = "TOKEN-67"' "$data/bundles/qemu-confirm.json" >"$tmp/root-only.json" && chmod 600 "$tmp/root-only.json"
+  ln -s "$tmp/root-only.json" "$out/results/default-p03/bundle.json"
+  check "gather follows no link to a bundle, and quotes nothing of it" \
+    bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is a symbolic link\") and (test(\"TOKEN\") | not)" >/dev/null' "$ks" "$out"
+  rm "$out/results/default-p03/bundle.json" && mv "$tmp/p03-bundle.json" "$out/results/default-p03/bundle.json"
 fi
 cp "$tmp/p03.json" "$out/experiments/default-p03.json"
 # Thirty-first attack: a run that measured nothing, saying NO_CHANGE, is no figure either.

@@ -140,6 +140,20 @@ else
   fail "analyze (exit $code): $(cat "$tmp/analyze.err")"
 fi
 validate_json "the re-judged bundle validates" 0 '.valid == true' "$tmp/rejudged.json"
+# Sixty-seventh attack: the patched rows' ns_per_op tripled (elapsed_ns left as it was) made
+# compare and analyze say REGRESSION, exit 1; every reader now refuses rows that do not add up.
+jq '(.rows[] | select(.arm == "patched" and .ns_per_op != null) | .ns_per_op) |= . * 3 | .created_at = "2026-12-05T00:00:00Z"' \
+  "$data/host-confirm.json" >"$tmp/tripled.json"
+for reader in "compare $data/host-confirm.json" analyze report; do
+  # shellcheck disable=SC2086  # the reader's words
+  out=$("$ks" $reader "$tmp/tripled.json" 2>&1)
+  code=$?
+  if [ "$code" -eq 2 ] && grep -q "its raw rows do not add up (/rows/[0-9]*/ns_per_op" <<<"$out"; then
+    ok "${reader%% *} refuses rows whose ns_per_op is not elapsed_ns / ops"
+  else
+    fail "${reader%% *} of tripled rows: exit $code: $out"
+  fi
+done
 # Thirtieth attack: an edited verdict mailed as ksandwich's, with the reply's trailers, or
 # gating CI. The reply and JUnit judge nothing but what the raw data give.
 jq '.verdict = "NO_CHANGE" | .analysis.verdict = "NO_CHANGE" | .analysis.workloads[].verdict = "NO_CHANGE"' \

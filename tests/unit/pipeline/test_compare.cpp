@@ -277,6 +277,25 @@ TEST_CASE("compare: another CPU, accelerator, config or tool major version is re
                     Catch::Contains("CPU model: 'Intel(R) Xeon(R) Processor' in A, '(not recorded)' in B"));
 }
 
+TEST_CASE("compare: host runs of another running kernel, clocksource or storage are refused, naming each") {
+  // Sixty-seventh attack: these compared, exit 4, without a word.
+  auto a = pipeline::load_bundle(std::string(KS_SOURCE_DIR) + "/tests/data/bundles/host-confirm.json");
+  auto b = a;
+  b.created_at = "2026-12-05T00:00:00Z";
+  b.machine["kernel_release"] = "6.1.0-other";
+  b.machine["clocksource"] = "hpet";
+  for (auto& p : b.points)
+    if (p.arm == "patched") p.storage["kind"] = "brd";
+  std::vector<std::string> names;
+  for (auto& ch : pipeline::environment_changes(a, b, "patched")) names.push_back(ch.name);
+  CHECK(names == std::vector<std::string>{"running kernel", "clocksource", "storage (patched)"});
+  CHECK_THROWS_WITH(pipeline::compare_bundles(a, b, {}), Catch::Contains("running kernel: '6.18.44-fc-v657' in A, '6.1.0-other' in B"));
+  // A QEMU run's kernels are its builds (their configs compared above), not the host's.
+  auto q = real_bundle(), r = q;
+  r.machine["kernel_release"] = "6.1.0-other";
+  CHECK(pipeline::environment_changes(q, r, "patched").empty());
+}
+
 TEST_CASE("compare: --allow-environment-change compares and puts the differences first in the report") {
   auto a = real_bundle();
   auto b = a;
