@@ -2,6 +2,7 @@
 // bare-metal backend. A run on the lab machine leaves for each point's kernel and comes
 // back by kexec or a reboot; at boot the installed systemd unit runs `baremetal resume`,
 // which goes on with the run registered in the state directory.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -64,8 +65,12 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
   // who the sudo user was, whose cache root accepts (systemd passes no environment of the
   // shell that installed the unit). Paths and numbers only: no spaces.
   auto plain = [](const std::string& name, const std::string& value) {
-    if (value.find_first_of(" \t\n\"'\\%") != std::string::npos)
-      throw UserError("$" + name + " holds a space, a quote or a % (systemd expands it)", "set it to a plain path");
+    // Nor any control character: systemd ends a line at a lone CR too (sixty-eighth attack:
+    // a CR in $KSANDWICH_CACHE added an ExecStartPre= line to a unit root runs at boot).
+    const bool control = std::any_of(value.begin(), value.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+    if (control || value.find_first_of(" \"'\\%") != std::string::npos)
+      throw UserError("$" + name + " holds a space, a quote, a control character or a % (systemd expands it)",
+                      "set it to a plain path");
   };
   plain("KSANDWICH_BAREMETAL_STATE", state.string());
   std::vector<std::pair<std::string, std::string>> env;

@@ -281,12 +281,22 @@ void set_gather(CLI::App& app, Context& context) {
             if (j.experiment == name) r.problem += "; see " + j.log;
       } else {
         try {
-          // Never a link: a run writes its directory and bundle, and series its experiments, as
-          // themselves, and a link root's copy of a handed-over directory made root's led to a
-          // root-only file whose values the schema's complaint quoted (sixty-seventh attack).
-          for (auto& own : {out, bundle, experiment_file})
-            if (fs::is_symlink(fs::symlink_status(own)))
-              throw UserError(own.string() + " is a symbolic link, not what a run or series writes", "");
+          // No link on the way from DIR: a run writes its directory and bundle, and series its
+          // folders and experiments, as themselves, and a link root's copy of a handed-over
+          // directory made root's led to a root-only file whose values the schema's complaint
+          // quoted (sixty-seventh attack: the file's own name; sixty-eighth: results/).
+          auto beneath_dir = [&](const fs::path& p) {
+            auto rel = p.lexically_relative(dir);
+            return !rel.empty() && *rel.begin() != "..";
+          };
+          for (auto& own : {bundle, experiment_file}) {
+            auto way = own;  // itself, and each folder up to DIR when it is in DIR
+            do {
+              if (fs::is_symlink(fs::symlink_status(way)))
+                throw UserError(way.string() + " is a symbolic link, not what a run or series writes", "");
+              way = way.parent_path();
+            } while (way != dir && beneath_dir(way));
+          }
           if (auto why = untrusted_on_the_way(bundle, PathRole::kTrustedFile)) throw UserError(*why, "");
           check_bundle_file(bundle);
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it

@@ -339,6 +339,10 @@ class Driver {
   // of a submit, DIR/steps/NN-<sha>/ of another bisection. Links are not followed.
   static std::multimap<std::string, MeasuredRun> index_measured(const std::vector<fs::path>& dirs) {
     std::multimap<std::string, MeasuredRun> runs;
+    // Under sudo, listed and read as the user: root's own runs in a tree they name are not
+    // theirs to take, nor to learn of (sixty-eighth attack, from the code: a root-only run
+    // directory under --measured was indexed, then named when its copy was refused).
+    AsInvokingUser as;
     for (auto& dir : dirs) {
       std::error_code ec;
       for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

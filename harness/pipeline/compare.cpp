@@ -246,8 +246,8 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
     lines.push_back(one_line(fmt::format("{}: '{}' in A, '{}' in B", ch.name, ch.before, ch.after)));
   if (!changes.empty() && !o.allow_environment_change)
     throw UserError("the bundles were not measured in the same environment: " + join(lines, "; "),
-                    "compare runs of one machine, backend, accelerator, kernel config and tool major "
-                    "version; --allow-environment-change compares anyway and lists the differences "
+                    "compare runs of one machine, backend, accelerator, kernel (its config, or the one "
+                    "running), clocksource, storage and tool major version; --allow-environment-change compares anyway and lists the differences "
                     "at the top of the report");
 
   // Two copies of one bundle (bundle.json and its .gz, or a file copied) would read as a

@@ -590,7 +590,7 @@ fi
   expect_error "KSANDWICH_AGENT another user owns" "KSANDWICH_AGENT=$tmp/agent-theirs: $tmp/agent-theirs belongs to uid" -- \
     env KSANDWICH_AGENT="$tmp/agent-theirs" "$ks" run host-fio --dry-run --out "$tmp/o-agent"
   mkdir -p "$tmp/st ate"
-  expect_error "baremetal install: a state path with a space" "holds a space, a quote or a %" -- \
+  expect_error "baremetal install: a state path with a space" "holds a space, a quote, a control character or a %" -- \
     env KSANDWICH_BAREMETAL_STATE="$tmp/st ate/bm" "$ks" baremetal install --unit-dir "$tmp/units-space"
   if [ -e "$tmp/o-home" ] || [ -e "$tmp/o-agent" ] || [ -e "$tmp/units-space" ] || [ -e "$tmp/st ate/bm" ]; then
     echo "FAIL: a refused command made its output"; failures=$((failures + 1))
@@ -984,10 +984,13 @@ else
   echo "FAIL baremetal install: the unit lacks the cache or the sudo user:"; cat "$tmp/bm-units/"*.service
   failures=$((failures + 1))
 fi
-expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space, a quote or a %" -- \
+expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space, a quote, a control character or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/a'b" "$ks" baremetal install --unit-dir "$tmp/bm-units"
-expect_error "baremetal install: a % in \$CCACHE_DIR, which systemd would expand" "holds a space, a quote or a %" -- \
+expect_error "baremetal install: a % in \$CCACHE_DIR, which systemd would expand" "holds a space, a quote, a control character or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" CCACHE_DIR="$tmp/c%h" "$ks" baremetal install --unit-dir "$tmp/bm-units"
+# Sixty-eighth: systemd ends a line at a lone CR as well.
+expect_error "baremetal install: a CR in \$KSANDWICH_CACHE, a line of the unit" "holds a space, a quote, a control character or a %" -- \
+  env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/c"$'\r'"ExecStartPre=/x" "$ks" baremetal install --unit-dir "$tmp/bm-units"
 
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0

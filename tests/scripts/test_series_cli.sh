@@ -99,6 +99,13 @@ if [ "$(id -u)" -eq 0 ]; then
   check "gather follows no link to a bundle, and quotes nothing of it" \
     bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is a symbolic link\") and (test(\"TOKEN\") | not)" >/dev/null' "$ks" "$out"
   rm "$out/results/default-p03/bundle.json" && mv "$tmp/p03-bundle.json" "$out/results/default-p03/bundle.json"
+  # Sixty-eighth: nor a link one folder up, results/ itself.
+  mkdir -p "$tmp/root-only-results/default-p03" && chmod 700 "$tmp/root-only-results"
+  cp "$tmp/root-only.json" "$tmp/root-only-results/default-p03/bundle.json"
+  mv "$out/results" "$tmp/results-kept" && ln -s "$tmp/root-only-results" "$out/results"
+  check "gather follows no link to the results folder, and quotes nothing behind it" \
+    bash -c '"$0" gather "$1" --format json | jq -e ".runs[2].problem | test(\"is a symbolic link\") and (test(\"TOKEN\") | not)" >/dev/null' "$ks" "$out"
+  rm "$out/results" && mv "$tmp/results-kept" "$out/results"
 fi
 cp "$tmp/p03.json" "$out/experiments/default-p03.json"
 # Thirty-first attack: a run that measured nothing, saying NO_CHANGE, is no figure either.
