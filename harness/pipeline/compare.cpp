@@ -247,8 +247,8 @@ evidence::Bundle compare_bundles(const evidence::Bundle& before, const evidence:
   if (!changes.empty() && !o.allow_environment_change)
     throw UserError("the bundles were not measured in the same environment: " + join(lines, "; "),
                     "compare runs of one machine, backend, accelerator, kernel (its config, or the one "
-                    "running), clocksource, storage and tool major version; --allow-environment-change compares anyway and lists the differences "
-                    "at the top of the report");
+                    "running), clocksource, storage and tool major version; --allow-environment-change "
+                    "compares anyway and lists the differences at the top of the report");
 
   // Two copies of one bundle (bundle.json and its .gz, or a file copied) would read as a
   // comparison and find no change. Two runs are not started in one second with every
