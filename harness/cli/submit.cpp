@@ -43,16 +43,16 @@ std::optional<kernel::SeriesManifest> read_series(const fs::path& dir) {
   auto series = read_typed<kernel::SeriesManifest>(dir / kernel::kSeriesManifestName, "series manifest", hint);
   // Each step's experiment is the one `series` wrote for it, in the directory (sixty-second
   // attack: a manifest naming /any/file, or experiments/../.., had submit read and run it).
-  if (series)
-    for (auto& s : series->steps)
-      if (!experiment::is_plain_name(s.name))
-        throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names a run \"" + one_line(s.name.substr(0, 64)) +
-                            "\" that is not a name, which ksandwich never writes",
-                        hint);
-      else if (s.experiment != "experiments/" + s.name + ".json")
-        throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names \"" + one_line(s.experiment.substr(0, 80)) +
-                            "\" as a step's experiment, which `ksandwich series` never writes",
-                        hint);
+  if (!series) return series;
+  for (auto& s : series->steps)
+    if (!experiment::is_plain_name(s.name))
+      throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names a run \"" + one_line(s.name.substr(0, 64)) +
+                          "\" that is not a name, which ksandwich never writes",
+                      hint);
+    else if (s.experiment != "experiments/" + s.name + ".json")
+      throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names \"" + one_line(s.experiment.substr(0, 80)) +
+                          "\" as a step's experiment, which `ksandwich series` never writes",
+                      hint);
   return series;
 }
 
@@ -259,62 +259,106 @@ void set_gather(CLI::App& app, Context& context) {
         if (j.kind == "run") states[j.experiment] = by_id[j.job_id];
     }
 
+    // The runs to show, in order; a series' are its steps 1..N, as `series` writes them.
+    struct Step {
+      std::string name;
+      int index = 0;
+      std::string subject;
+      fs::path experiment_file;
+      std::string patch_file;  // series.json's; a submit manifest names none
+    };
+    std::vector<Step> steps;
+    if (manifest)
+      for (auto& e : manifest->experiments) steps.push_back({e.name, e.patch_index, e.patch_subject, e.file, ""});
+    else
+      for (auto& s : series->steps)
+        steps.push_back({s.name, s.index, s.subject, dir / "experiments" / (s.name + ".json"), s.patch_file});
+    const bool is_series = manifest ? manifest->series : true;
+    for (size_t i = 0; is_series && i < steps.size(); ++i)
+      if (steps[i].index != static_cast<int>(i) + 1)
+        throw UserError(args->dir + "'s " + (manifest ? cluster::kManifestName : kernel::kSeriesManifestName) +
+                            " numbers its runs otherwise than patch 1 to " + std::to_string(steps.size()) +
+                            ", which ksandwich never writes",
+                        "name the directory `ksandwich submit` or `ksandwich series` wrote");
+
+    // No link on the way from DIR to what a run or series wrote: they write their directories
+    // and files as themselves, and a link root's copy of a handed-over directory made root's
+    // led to a root-only file whose values the schema's complaint quoted (sixty-seventh attack:
+    // the file's own name; sixty-eighth: results/).
+    auto refuse_links = [&](const fs::path& own) {
+      auto beneath_dir = [&](const fs::path& p) {
+        auto rel = p.lexically_relative(dir);
+        return !rel.empty() && *rel.begin() != "..";
+      };
+      auto way = own;  // itself, and each folder up to DIR when it is in DIR
+      do {
+        if (fs::is_symlink(fs::symlink_status(way)))
+          throw UserError(way.string() + " is a symbolic link, not what a run or series writes", "");
+        way = way.parent_path();
+      } while (way != dir && beneath_dir(way));
+    };
+    // A step's experiment as the bundle's: not through another user's link or directory, and
+    // what it holds never quoted (fifty-ninth attack: their link to a root-only file had its
+    // first line printed in the parse error).
+    auto read_experiment = [&](const fs::path& file) {
+      refuse_links(file);
+      if (auto why = untrusted_on_the_way(file, PathRole::kTrustedFile)) throw UserError(*why, "");
+      try {
+        return experiment::parse_json_strict(read_input_file(file, kMaxInputBytes, "experiment"), file.string());
+      } catch (const UserError&) {
+        throw UserError(file.string() + " is not valid JSON", "");
+      }
+    };
+
     std::vector<report::GatheredRun> runs;
-    // A run's bundle is taken for what it measured only when it is that run's own (thirtieth
-    // attack: another experiment's bundle, its analysis edited, shown as patch k's cost): in
-    // its own directory and no one else's to change, of the very experiment the run was given,
-    // and judged again from its raw rows.
-    auto add = [&](const std::string& name, const fs::path& out, int index, const std::string& subject,
-                   const fs::path& experiment_file) {
+    std::optional<json> previous;  // step k-1's experiment, which step k's must continue
+    for (auto& step : steps) {
       report::GatheredRun r;
-      r.name = name;
-      r.out_dir = out.string();
-      r.state = states.count(name) ? states[name] : "";
-      r.patch_index = index;
-      r.patch_subject = subject;
-      auto bundle = pipeline::bundle_in(out);
+      r.name = step.name;
+      r.out_dir = (dir / "results" / step.name).string();
+      r.state = states.count(step.name) ? states[step.name] : "";
+      r.patch_index = step.index;
+      r.patch_subject = step.subject;
+      // What the step's experiment is, and for a series whether it is patch k's: the directory
+      // names its steps itself (sixty-ninth attack: an unrelated run shown as "patch -5").
+      std::optional<json> given;
+      std::string unlike;
+      try {
+        given = read_experiment(step.experiment_file);
+        if (is_series && step.index > 1 && !previous)
+          unlike = "the step before it has no experiment to read, so what patch " + std::to_string(step.index) +
+                   " adds is not known";
+        else if (auto why = is_series ? kernel::series_step_unlike(*given, previous ? &*previous : nullptr, step.patch_file)
+                                      : std::nullopt)
+          unlike = step.experiment_file.string() + " is not step " + std::to_string(step.index) +
+                   " of the series: " + *why;
+      } catch (const UserError& e) {
+        given.reset();
+        unlike = e.what();
+      }
+      previous = given;
+      // A run's bundle is taken for what it measured only when it is that run's own (thirtieth
+      // attack: another experiment's bundle, its analysis edited, shown as patch k's cost): in
+      // its own directory and no one else's to change, of the very experiment the run was
+      // given, and judged again from its raw rows.
+      auto bundle = pipeline::bundle_in(r.out_dir);
       if (!fs::exists(bundle)) {
-        r.problem = "no bundle in " + out.string();
-        if (manifest && !cluster::is_final_state(states[name])) r.problem += " (its job has not finished)";
+        r.problem = "no bundle in " + r.out_dir;
+        if (manifest && !cluster::is_final_state(states[step.name])) r.problem += " (its job has not finished)";
         if (manifest)
           for (auto& j : manifest->jobs)
-            if (j.experiment == name) r.problem += "; see " + j.log;
+            if (j.experiment == step.name) r.problem += "; see " + j.log;
       } else {
         try {
-          // No link on the way from DIR: a run writes its directory and bundle, and series its
-          // folders and experiments, as themselves, and a link root's copy of a handed-over
-          // directory made root's led to a root-only file whose values the schema's complaint
-          // quoted (sixty-seventh attack: the file's own name; sixty-eighth: results/).
-          auto beneath_dir = [&](const fs::path& p) {
-            auto rel = p.lexically_relative(dir);
-            return !rel.empty() && *rel.begin() != "..";
-          };
-          for (auto& own : {bundle, experiment_file}) {
-            auto way = own;  // itself, and each folder up to DIR when it is in DIR
-            do {
-              if (fs::is_symlink(fs::symlink_status(way)))
-                throw UserError(way.string() + " is a symbolic link, not what a run or series writes", "");
-              way = way.parent_path();
-            } while (way != dir && beneath_dir(way));
-          }
+          refuse_links(bundle);
           if (auto why = untrusted_on_the_way(bundle, PathRole::kTrustedFile)) throw UserError(*why, "");
           check_bundle_file(bundle);
           r.bundle = pipeline::load_schema_valid_bundle(bundle);  // as `report` reads it
-          // Parsed, or the run is not shown (fiftieth attack: a file that was no JSON parsed to a
-          // discarded value, which compared equal to every bundle's experiment).
-          // As the bundle: not through another user's link or directory, and what it holds never
-          // quoted (fifty-ninth attack: their link to a root-only file had its first line
-          // printed in the parse error).
-          if (auto why = untrusted_on_the_way(experiment_file, PathRole::kTrustedFile)) throw UserError(*why, "");
-          nlohmann::json given;
-          try {
-            given = experiment::parse_json_strict(read_input_file(experiment_file, kMaxInputBytes, "experiment"),
-                                                  experiment_file.string());
-          } catch (const UserError&) {
-            throw UserError(experiment_file.string() + " is not valid JSON", "");
-          }
-          if (r.bundle->experiment != given)
-            throw UserError(bundle.string() + " is not a run of " + experiment_file.string(), "");
+          if (!unlike.empty()) throw UserError(unlike, "");
+          // Parsed, or the run is not shown (fiftieth attack: a file that was no JSON parsed to
+          // a discarded value, which compared equal to every bundle's experiment).
+          if (r.bundle->experiment != *given)
+            throw UserError(bundle.string() + " is not a run of " + step.experiment_file.string(), "");
           if (!r.bundle->analysis || evidence::pending_points(*r.bundle) > 0)
             throw UserError(bundle.string() + ": its run has not finished (points still pending)", "");
           r.bundle = pipeline::rejudged(*r.bundle);  // analysis and verdict from its raw rows
@@ -325,13 +369,8 @@ void set_gather(CLI::App& app, Context& context) {
         }
       }
       runs.push_back(std::move(r));
-    };
-    if (manifest)
-      for (auto& e : manifest->experiments) add(e.name, dir / "results" / e.name, e.patch_index, e.patch_subject, e.file);
-    else
-      for (auto& s : series->steps) add(s.name, dir / "results" / s.name, s.index, s.subject, dir / "experiments" / (s.name + ".json"));
+    }
 
-    bool is_series = manifest ? manifest->series : true;
     for (auto [format, file] : {std::pair{"text", "report.txt"}, {"markdown", "report.md"}, {"json", "report.json"}})
       write_file_atomic(dir / file, report::render_gathered(runs, is_series, format));
     fmt::print("{}", report::render_gathered(runs, is_series, args->format));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <string_view>
 
 #include "util/error.hpp"
@@ -128,6 +129,35 @@ nlohmann::json series_experiment(const nlohmann::json& base, const std::vector<s
                      " of a series: base + patches 1.." + std::to_string(k - 1) + " against base + patches 1.." +
                      std::to_string(k) + " (what patch " + std::to_string(k) + " adds)";
   return e;
+}
+
+std::optional<std::string> series_step_unlike(const nlohmann::json& experiment, const nlohmann::json* previous,
+                                              const std::string& patch_file) {
+  // An arm's patches as the experiment lists them; none listed is none, anything else nullopt.
+  auto patches = [](const nlohmann::json& e, const char* arm) -> std::optional<std::vector<std::string>> {
+    const auto* arms = e.is_object() && e.contains("arms") ? &e["arms"] : nullptr;
+    const auto* a = arms && arms->is_object() && arms->contains(arm) ? &(*arms)[arm] : nullptr;
+    if (!a || !a->is_object() || !a->contains("patches")) return std::vector<std::string>{};
+    std::vector<std::string> out;
+    if (!(*a)["patches"].is_array()) return std::nullopt;
+    for (auto& p : (*a)["patches"]) {
+      if (!p.is_string()) return std::nullopt;
+      out.push_back(p.get<std::string>());
+    }
+    return out;
+  };
+  auto control = patches(experiment, "control");
+  auto patched = patches(experiment, "patched");
+  if (!control || !patched) return "its arms' patches are not lists of files";
+  if (patched->size() != control->size() + 1 || !std::equal(control->begin(), control->end(), patched->begin()))
+    return "its patched arm is not its control arm and one patch more";
+  if (previous && patches(*previous, "patched") != control)
+    return "its control arm is not the step before's patched arm";
+  auto added = std::filesystem::path(patched->back()).filename().string();
+  auto file = std::filesystem::path(patch_file).filename().string();
+  if (!patch_file.empty() && added != file)
+    return "the patch it adds is " + one_line_cut(added, 80) + ", not the step's " + one_line_cut(file, 80);
+  return std::nullopt;
 }
 
 }  // namespace ks::kernel

@@ -4,6 +4,7 @@
 // patch k adds on top of the ones before it. Pure: values in, values out; the CLI
 // (cli/series.cpp) writes the files.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,5 +58,13 @@ std::string series_experiment_name(const std::string& base_name, int k, int n);
 // The base's patched arm is replaced; its other arm settings (mkfs, mount, sysfs) are kept.
 nlohmann::json series_experiment(const nlohmann::json& base, const std::vector<std::string>& patch_paths,
                                  int k);
+
+// Why EXPERIMENT is not what series_experiment makes of step k, given PREVIOUS, step k-1's
+// (nullptr for step 1): its control arm's patches are step k-1's patched arm's, and its
+// patched arm's are those and one more, whose file name is PATCH_FILE's (empty: not known).
+// nullopt when it is. A directory handed over names its steps itself, and its step k can be
+// any run at all (sixty-ninth attack: another experiment's run shown as patch -5's cost).
+std::optional<std::string> series_step_unlike(const nlohmann::json& experiment, const nlohmann::json* previous,
+                                              const std::string& patch_file);
 
 }  // namespace ks::kernel

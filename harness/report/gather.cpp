@@ -141,10 +141,13 @@ namespace {
 
 // RUNS with each text that came from a mail or a job on one line: a subject holding
 // "\nVerdict: ..." cannot start a line of the table (a bundle's words are names or from a
-// table, checked when it was read; each run's own report is cleaned by its renderer).
+// table, checked when it was read; each run's own report is cleaned by its renderer). A
+// subject is cut, as a mail's can be any length (sixty-ninth attack: 100 KB on one line).
 std::vector<GatheredRun> one_line_fields(std::vector<GatheredRun> runs) {
-  for (auto& r : runs)
-    for (auto* s : {&r.name, &r.out_dir, &r.state, &r.problem, &r.patch_subject}) *s = one_line(*s);
+  for (auto& r : runs) {
+    for (auto* s : {&r.name, &r.out_dir, &r.state, &r.problem}) *s = one_line(*s);
+    r.patch_subject = one_line_cut(r.patch_subject);
+  }
   return runs;
 }
 

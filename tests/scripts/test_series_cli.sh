@@ -136,6 +136,30 @@ check "cost is the change signed so + is worse (IOPS down is a cost)" \
   jq -e 'all(.series.steps[]; if .metric == "iops" then .cost_pct == -.change_pct else .cost_pct == .change_pct end)' \
   "$tmp/gather.json"
 check "gather wrote report.txt naming the most expensive patch" grep -q "most expensive for clone: patch $named " "$out/report.txt"
+# Sixty-ninth attack: step k of a handed-over directory can be any run, its experiment and
+# bundle made to agree; gather credited patch k (or "patch -5") with its effect. A step is
+# patch k's only as `series` writes it: control = step k-1's patched arm, patched = that and
+# patch k's file. Each forgery here has a bundle that is a run of the forged experiment.
+for forgery in '.arms.patched.patches = .arms.control.patches' \
+  '.arms.control.patches |= .[:-1] | .arms.patched.patches |= (.[:-2] + .[-1:])' \
+  '.arms.patched.patches[-1] |= sub("0002-btrfs-check-the-range-twice"; "0003-btrfs-drop-the-extra-flush")' \
+  '.arms.control.patches = [] | .arms.patched.patches = []'; do
+  rm -rf "$tmp/swapped" && cp -r "$out" "$tmp/swapped"
+  jq "$forgery" "$out/experiments/default-p02.json" >"$tmp/swapped/experiments/default-p02.json"
+  gzip -dc "$out/results/default-p02/bundle.json.gz" | jq --slurpfile e "$tmp/swapped/experiments/default-p02.json" '.experiment = $e[0]' |
+    gzip >"$tmp/swapped/results/default-p02/bundle.json.gz"
+  check "gather credits patch 2 with no run of another stack ($forgery)" \
+    bash -c '"$0" gather "$1" --format json | jq -e "(.runs[1].problem | test(\"is not step 2 of the series\")) and (.series.steps | map(.index) | unique == [1])" >/dev/null' "$ks" "$tmp/swapped"
+done
+jq '.steps[1].index = -5' "$out/series.json" >"$tmp/swapped/series.json"
+check "gather refuses a series.json whose steps are not patches 1 to N (exit 2)" \
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "numbers its runs otherwise than patch 1 to 3" "$1.err"' "$ks" "$tmp/swapped"
+# Sixty-ninth's Low: a subject of 100 KB printed whole on the "most expensive" line.
+rm -rf "$tmp/swapped" && cp -r "$out" "$tmp/swapped"
+jq '.steps[].subject = ("x" * 100000)' "$out/series.json" >"$tmp/swapped/series.json"
+"$ks" gather "$tmp/swapped" >/dev/null
+check "gather's text report cuts a long subject (longest line under 1000 bytes)" \
+  bash -c 'test "$(wc -L <"$0/report.txt")" -lt 1000' "$tmp/swapped"
 # Twenty-second attack: a series.json whose step names are not names (a path out of the
 # directory, a line of the report's own, one step twice) is refused, not read.
 cp -r "$out" "$tmp/forged" && jq '.steps[0].name = "../../x" | .steps[1].name = .steps[2].name' "$out/series.json" >"$tmp/forged/series.json"
@@ -153,6 +177,12 @@ jq '.experiments = [range(201) as $i | .experiments[0] | .name = "a\($i)"]' "$tm
   mv "$tmp/many.json" "$tmp/submitted/submit.json"
 check "gather refuses a submit.json of more runs than a series holds (exit 2)" \
   bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "lists 201 runs" "$1.err"' "$ks" "$tmp/submitted"
+# Sixty-ninth: a series submitted is numbered 1 to N too.
+jq '.series = true' "$tmp/submitted/submit.json" >"$tmp/numbered.json" && mv "$tmp/numbered.json" "$tmp/submitted/submit.json"
+jq '.experiments = [range(2) as $i | .experiments[0] | .name = "a\($i)"]' "$tmp/submitted/submit.json" >"$tmp/two.json" &&
+  mv "$tmp/two.json" "$tmp/submitted/submit.json"
+check "gather refuses a series submit.json whose runs are not patches 1 to N (exit 2)" \
+  bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "numbers its runs otherwise than patch 1 to 2" "$1.err"' "$ks" "$tmp/submitted"
 # Thirty-sixth: none at all read as "0 runs", exit 0.
 jq '.experiments = []' "$tmp/submitted/submit.json" >"$tmp/none.json" && mv "$tmp/none.json" "$tmp/submitted/submit.json"
 check "gather refuses a submit.json of no runs (exit 2)" \

@@ -94,6 +94,33 @@ TEST_CASE("experiment k of a series compares base + patches 1..k-1 with base + p
   CHECK_THROWS(series_experiment(base, paths, 0));
 }
 
+TEST_CASE("a step is patch k's only as series_experiment makes it: after step k-1, adding patch k's file (sixty-ninth attack)") {
+  std::vector<std::string> paths = {"/s/p/0001-a.patch", "/s/p/0002-b.patch", "/s/p/0003-c.patch"};
+  auto base = qemu_base();
+  std::vector<nlohmann::json> steps;
+  for (int k = 1; k <= 3; ++k) steps.push_back(series_experiment(base, paths, k));
+  CHECK_FALSE(series_step_unlike(steps[0], nullptr, "patches/0001-a.patch"));
+  CHECK_FALSE(series_step_unlike(steps[1], &steps[0], "patches/0002-b.patch"));
+  CHECK_FALSE(series_step_unlike(steps[2], &steps[1], ""));  // a submit manifest names no file
+  // Each forgery of step 2, and steps out of order.
+  auto same = steps[1];
+  same["arms"]["patched"]["patches"] = same["arms"]["control"]["patches"];
+  CHECK(series_step_unlike(same, &steps[0], "patches/0002-b.patch"));
+  auto skipped = steps[1];
+  skipped["arms"]["control"]["patches"] = nlohmann::json{"/abs/base-fix.patch"};
+  skipped["arms"]["patched"]["patches"] = nlohmann::json{"/abs/base-fix.patch", "/s/p/0002-b.patch"};
+  CHECK(series_step_unlike(skipped, &steps[0], "patches/0002-b.patch"));
+  CHECK(*series_step_unlike(steps[2], &steps[1], "patches/0002-b.patch") ==
+        "the patch it adds is 0003-c.patch, not the step's 0002-b.patch");
+  CHECK(series_step_unlike(steps[2], &steps[0], ""));
+  auto unrelated = base;  // another experiment altogether: no patch added
+  unrelated["arms"].erase("patched");
+  CHECK(series_step_unlike(unrelated, &steps[0], ""));
+  auto odd = steps[1];
+  odd["arms"]["patched"]["patches"] = 5;
+  CHECK(*series_step_unlike(odd, &steps[0], "") == "its arms' patches are not lists of files");
+}
+
 TEST_CASE("series experiment names sort in series order") {
   CHECK(series_experiment_name("x", 3, 5) == "x-p03");
   CHECK(series_experiment_name("x", 12, 120) == "x-p012");
