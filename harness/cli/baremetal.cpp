@@ -61,24 +61,24 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
   if (fs::exists(fs::symlink_status(unit)) && !ours(unit))
     throw UserError(unit.string() + " exists and was not written by ksandwich", "move it away first");
   auto state = fs::absolute(bm::state_dir());
-  // What the resumed run must find as the run found it: the kernel cache, and under sudo
-  // who the sudo user was, whose cache root accepts (systemd passes no environment of the
-  // shell that installed the unit). Paths and numbers only: no spaces.
-  auto plain = [](const std::string& name, const std::string& value) {
-    // Nor any control character: systemd ends a line at a lone CR too (sixty-eighth attack:
-    // a CR in $KSANDWICH_CACHE added an ExecStartPre= line to a unit root runs at boot).
+  // What the unit holds is paths and numbers only, written as they are: no space (systemd
+  // splits ExecStart= there), quote, $ or % (it expands them), nor any control character
+  // (it ends a line at a lone CR too: sixty-eighth attack, a CR in $KSANDWICH_CACHE added an
+  // ExecStartPre= line; seventieth, a ksandwich under "ks build/" had root run "ks" at boot).
+  auto plain = [](const std::string& what, const std::string& value) {
     const bool control = std::any_of(value.begin(), value.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
-    if (control || value.find_first_of(" \"'\\%") != std::string::npos)
-      throw UserError("$" + name + " holds a space, a quote, a control character or a % (systemd expands it)",
-                      "set it to a plain path");
+    if (control || value.find_first_of(" \"'\\$%") != std::string::npos)
+      throw UserError(what + " holds a space, a quote, a $, a control character or a % (systemd splits or expands it)",
+                      "use a plain path");
   };
-  plain("KSANDWICH_BAREMETAL_STATE", state.string());
+  plain("the path of ksandwich, " + one_line_cut(fs::absolute(ksandwich).string()) + ",", fs::absolute(ksandwich).string());
+  plain("$KSANDWICH_BAREMETAL_STATE", state.string());
   std::vector<std::pair<std::string, std::string>> env;
   for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR", "SUDO_UID", "SUDO_GID"})
     if (const char* v = std::getenv(name); v && *v) {
       // Paths absolute: systemd starts the unit in /, not where this ran.
       const std::string value = std::string_view(name).starts_with("SUDO_") ? v : fs::absolute(v).string();
-      plain(name, value);
+      plain(std::string("$") + name, value);
       env.emplace_back(name, value);
     }
   fs::create_directories(state);

@@ -94,7 +94,7 @@ void set_series_command(CLI::App& app, Context& context) {
     for (auto& [path, content] : files) write_file_atomic(path, content);
 
     fmt::print("series of {} patch{} on {} -> {}\n", n, n == 1 ? "" : "es", e.name, o.out_dir.string());
-    for (auto& s : manifest.steps) fmt::print("  {:>2}  {:<28} {}\n", s.index, s.name, s.subject);
+    for (auto& s : manifest.steps) fmt::print("  {:>2}  {:<28} {}\n", s.index, s.name, one_line_cut(s.subject));
     fmt::print("\nrun them on one machine:\n");
     for (auto& s : manifest.steps)
       fmt::print("  ksandwich run {} --out {}\n", shell_quote((o.out_dir / s.experiment).string()),

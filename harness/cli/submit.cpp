@@ -53,6 +53,12 @@ std::optional<kernel::SeriesManifest> read_series(const fs::path& dir) {
       throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names \"" + one_line(s.experiment.substr(0, 80)) +
                           "\" as a step's experiment, which `ksandwich series` never writes",
                       hint);
+    // gather checks the patch each step adds by this name (seventieth attack: an empty one
+    // let any patch pass).
+    else if (!s.patch_file.starts_with("patches/") || !experiment::is_plain_name(s.patch_file.substr(8)))
+      throw UserError(dir.string() + "'s " + kernel::kSeriesManifestName + " names \"" + one_line(s.patch_file.substr(0, 80)) +
+                          "\" as a step's patch file, which `ksandwich series` never writes",
+                      hint);
   return series;
 }
 
@@ -116,6 +122,11 @@ void set_submit(CLI::App& app, Context& context) {
     }
     if (!args->dir.empty()) dir = fs::absolute(args->dir).lexically_normal();
     check_output_dir(dir, "--dir");
+    // sbatch reads its --output as a pattern (%j, %u, ...; a backslash turns that off): the
+    // jobs' logs would go to a directory no check looked at (seventieth attack: "p%u%j").
+    if (dir.string().find_first_of("%\\") != std::string::npos)
+      throw UserError("the submit directory " + dir.string() + " holds a % or a backslash, which sbatch would expand in its jobs' log paths",
+                      "submit into a directory whose path has neither (--dir)");
     if (fs::exists(dir / cluster::kManifestName))
       throw UserError(dir.string() + " was submitted already (it holds " + cluster::kManifestName + ")",
                       "`ksandwich gather " + shell_quote(dir.string()) + "` collects it; submit again with another --dir");

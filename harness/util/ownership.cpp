@@ -168,7 +168,9 @@ std::optional<std::string> untrusted_on_the_way(const std::filesystem::path& pat
   const auto real = ec ? fs::path() : fs::weakly_canonical(written, ec);
   if (ec || real.empty()) return path.string() + " cannot be resolved: " + ec.message();
   if (auto why = untrusted_link(written)) return why;
-  for (const auto* walked : {&written, &real}) {
+  // The resolved way first: what is not trusted is named itself, not a link of root's to it
+  // (seventieth attack: "rootlink belongs to uid 65534").
+  for (const auto* walked : {&real, &written}) {
     std::vector<fs::path> parts;
     for (auto& part : *walked)
       if (!part.empty()) parts.push_back(part);  // not a trailing slash's empty name

@@ -263,6 +263,10 @@ if [ "$(id -u)" -eq 0 ]; then
   if command -v sbatch >/dev/null; then
     expect_error "submit --dir: inside a directory another user owns" "belongs to uid" -- \
       "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/host-aa.json" --dir "$tmp/theirs/sub"
+    # Seventieth attack: sbatch expands % in the job logs' path, a place no check looked at.
+    expect_error "submit --dir: a % sbatch would expand in the logs' path" "which sbatch would expand" -- \
+      "$ks" submit --slurm "$KS_SOURCE_DIR/configs/experiments/host-aa.json" --dir "$tmp/p%u%j"
+    if [ -e "$tmp/p%u%j" ]; then echo "FAIL: a refused submit made its directory"; failures=$((failures + 1)); fi
   else
     echo "SKIPPED (part): submit --dir in another user's directory needs sbatch (Slurm's client)"
   fi
@@ -461,7 +465,7 @@ PY
   # an experiment someone else wrote naming the device root formats.
   mkdir -p "$tmp/rd" "$tmp/theirs/sub" "$tmp/shared" && chown nobody "$tmp/theirs/sub" && chmod 1777 "$tmp/shared"
   ln -s "$tmp/theirs/sub" "$tmp/rd/link"
-  expect_error "KSANDWICH_CACHE: .. after a link into another's directory" "$tmp/rd/link belongs to uid" -- \
+  expect_error "KSANDWICH_CACHE: .. after a link into another's directory" "$tmp/theirs belongs to uid" -- \
     env KSANDWICH_CACHE="$tmp/rd/link/../cache" "$ks" run default --dry-run --out "$tmp/o-dotdot"
   expect_error "KSANDWICH_CACHE: a new cache in a shared directory" "$tmp/shared lets others write in it" -- \
     env KSANDWICH_CACHE="$tmp/shared/cache" "$ks" run default --dry-run --out "$tmp/o-shared-cache"
@@ -590,7 +594,7 @@ fi
   expect_error "KSANDWICH_AGENT another user owns" "KSANDWICH_AGENT=$tmp/agent-theirs: $tmp/agent-theirs belongs to uid" -- \
     env KSANDWICH_AGENT="$tmp/agent-theirs" "$ks" run host-fio --dry-run --out "$tmp/o-agent"
   mkdir -p "$tmp/st ate"
-  expect_error "baremetal install: a state path with a space" "holds a space, a quote, a control character or a %" -- \
+  expect_error "baremetal install: a state path with a space" "holds a space, a quote, a \$, a control character or a %" -- \
     env KSANDWICH_BAREMETAL_STATE="$tmp/st ate/bm" "$ks" baremetal install --unit-dir "$tmp/units-space"
   if [ -e "$tmp/o-home" ] || [ -e "$tmp/o-agent" ] || [ -e "$tmp/units-space" ] || [ -e "$tmp/st ate/bm" ]; then
     echo "FAIL: a refused command made its output"; failures=$((failures + 1))
@@ -984,13 +988,21 @@ else
   echo "FAIL baremetal install: the unit lacks the cache or the sudo user:"; cat "$tmp/bm-units/"*.service
   failures=$((failures + 1))
 fi
-expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space, a quote, a control character or a %" -- \
+expect_error "baremetal install: a quote in \$KSANDWICH_CACHE" "holds a space, a quote, a \$, a control character or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/a'b" "$ks" baremetal install --unit-dir "$tmp/bm-units"
-expect_error "baremetal install: a % in \$CCACHE_DIR, which systemd would expand" "holds a space, a quote, a control character or a %" -- \
+expect_error "baremetal install: a % in \$CCACHE_DIR, which systemd would expand" "holds a space, a quote, a \$, a control character or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" CCACHE_DIR="$tmp/c%h" "$ks" baremetal install --unit-dir "$tmp/bm-units"
 # Sixty-eighth: systemd ends a line at a lone CR as well.
-expect_error "baremetal install: a CR in \$KSANDWICH_CACHE, a line of the unit" "holds a space, a quote, a control character or a %" -- \
+expect_error "baremetal install: a CR in \$KSANDWICH_CACHE, a line of the unit" "holds a space, a quote, a \$, a control character or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/c"$'\r'"ExecStartPre=/x" "$ks" baremetal install --unit-dir "$tmp/bm-units"
+# Seventieth: ExecStart= is ksandwich's own path: systemd splits it at a space (under a sticky
+# directory another user could make "ks" first) and expands % and $.
+for place in "ks build" "ks%n" 'ks$HOME'; do
+  mkdir -p "$tmp/$place" && cp "$ks" "$tmp/$place/ksandwich"
+  expect_error "baremetal install: ksandwich in \"$place/\", which systemd would split or expand" \
+    "holds a space, a quote, a \$, a control character or a %" -- \
+    env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" "$tmp/$place/ksandwich" baremetal install --unit-dir "$tmp/bm-units"
+done
 
 expect_error "agent: missing directory" "does not exist" -- "$agent" clone --dir "$tmp/no-such-dir"
 expect_error "agent: zero ops" "ops" -- "$agent" clone --dir "$tmp" --ops 0

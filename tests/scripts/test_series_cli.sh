@@ -154,6 +154,12 @@ done
 jq '.steps[1].index = -5' "$out/series.json" >"$tmp/swapped/series.json"
 check "gather refuses a series.json whose steps are not patches 1 to N (exit 2)" \
   bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q "numbers its runs otherwise than patch 1 to 3" "$1.err"' "$ks" "$tmp/swapped"
+# Seventieth: an empty patch_file turned the check of the patch a step adds off.
+for name in '""' '"patches/"' '"patches/../0003-btrfs-drop-the-extra-flush.patch"' 5; do
+  jq ".steps[1].patch_file = $name" "$out/series.json" >"$tmp/swapped/series.json"
+  check "gather refuses a series.json whose step names $name as its patch file (exit 2)" \
+    bash -c '"$0" gather "$1" 2>"$1.err"; test $? -eq 2 && grep -q -e "patch file" -e "is not a series manifest" "$1.err"' "$ks" "$tmp/swapped"
+done
 # Sixty-ninth's Low: a subject of 100 KB printed whole on the "most expensive" line.
 rm -rf "$tmp/swapped" && cp -r "$out" "$tmp/swapped"
 jq '.steps[].subject = ("x" * 100000)' "$out/series.json" >"$tmp/swapped/series.json"

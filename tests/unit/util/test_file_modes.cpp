@@ -86,6 +86,22 @@ TEST_CASE("require_trusted_input: under sudo, what the invoking user could not r
   CHECK(ks::read_input_file(secret, 4096, "config fragment") == "TOPSECRET=y\n");
 }
 
+TEST_CASE("untrusted_on_the_way names the directory another user owns, not root's link to it") {
+  if (::geteuid() != 0) {
+    WARN("SKIP: the way is checked for root only");
+    return;
+  }
+  ks::test::TempDir dir;
+  std::filesystem::permissions(dir.path, std::filesystem::perms(0755));
+  auto theirs = dir.path / "theirs";
+  std::filesystem::create_directory(theirs);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  std::filesystem::create_symlink(theirs, dir.path / "rootlink");
+  auto why = ks::untrusted_on_the_way(dir.path / "rootlink" / "cache", ks::PathRole::kTrustedDirectory);
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::StartsWith(theirs.string() + " belongs to uid 65534"));
+}
+
 TEST_CASE("reader_of_anyones_file: root reads a bundle through another user's link as anyone, so not their way to its files") {
   if (::geteuid() != 0) {
     WARN("SKIP: reading as anyone is root's only");
