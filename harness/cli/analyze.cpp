@@ -35,7 +35,7 @@ void set_analyze_command(CLI::App& app, Context& context) {
     auto changes = pipeline::judgement_changes(evidence::to_json(stored), stored, again);
     for (auto& m : changes) fmt::print(stderr, "re-judged: {}\n", one_line(pipeline::describe(m)));
     fmt::print(stderr, "{}: {} field(s) differ from what this ksandwich derives; verdict {} (was {})\n",
-               args->bundle, changes.size(), again.verdict, stored.verdict);
+               one_line(args->bundle), changes.size(), one_line(again.verdict), one_line(stored.verdict));
     if (!args->out.empty()) write_file_atomic(args->out, evidence::to_json(again).dump(2) + "\n");
     fmt::print("{}", report::render(again, args->format, {}));
     context.exit_code = analysis::exit_code_for(again);

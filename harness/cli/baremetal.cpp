@@ -73,6 +73,9 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
   };
   plain("the path of ksandwich, " + one_line_cut(fs::absolute(ksandwich).string()) + ",", fs::absolute(ksandwich).string());
   plain("$KSANDWICH_BAREMETAL_STATE", state.string());
+  // The sudo user the unit names is one ksandwich takes (seventy-first attack: SUDO_UID=abc
+  // went into the unit, and the resumed run refused it at boot).
+  invoking_user();
   std::vector<std::pair<std::string, std::string>> env;
   for (const char* name : {"KSANDWICH_CACHE", "CCACHE_DIR", "SUDO_UID", "SUDO_GID"})
     if (const char* v = std::getenv(name); v && *v) {
@@ -155,10 +158,15 @@ void set_baremetal_command(CLI::App& app, Context& context) {
   auto* st = cmd->add_subcommand("status", "the run waiting for the boot hook, and whether the unit is installed");
   st->add_option("--unit-dir", *unit_dir, "where systemd units live")->capture_default_str();
   st->callback([unit_dir] {
+    // Under sudo, as the user can see them (seventy-first attack: a root-only state directory's
+    // registration was printed, and a unit in a root-only directory said installed).
+    AsInvokingUser as;
     auto pending = one_line(bm::pending_run());
     auto unit = unit_file(fs::absolute(*unit_dir));
+    std::error_code ec;
+    const bool installed = fs::exists(unit, ec);
     std::printf("waiting run: %s\nboot hook: %s\n", pending.empty() ? "none" : pending.c_str(),
-                fs::exists(unit) ? ("installed, " + unit.string()).c_str() : "not installed");
+                installed ? ("installed, " + one_line(unit.string())).c_str() : "not installed");
   });
 }
 

@@ -30,13 +30,29 @@ void set_cleanup_command(CLI::App& app, Context& context) {
                                    pipeline::kStateDir.string());
     }
     bool failed = false;
+    std::vector<std::string> refused;
     for (auto& d : dirs) {
-      auto report = pipeline::cleanup_run(d);
+      pipeline::CleanupReport report;
+      try {
+        report = pipeline::cleanup_run(d);
+      } catch (const UserError& e) {
+        if (!dir->empty()) throw;
+        // One registered run's directory that is not the run's own any more holds up no other
+        // (seventy-first attack: another user made a removed run's directory, and every later
+        // `cleanup` stopped there).
+        fmt::print("{}: not cleaned up: {}\n", one_line(d.string()), one_line(e.what()));
+        refused.push_back(one_line(d.string()));
+        continue;
+      }
       for (auto& line : report.lines) fmt::print("{}\n", line);
       fmt::print("{}: {} undone, {} skipped{}\n", one_line(d.string()), report.undone, report.skipped,
                  report.lines.empty() ? " (nothing left to undo)" : "");
       failed = failed || !report.ok();
     }
+    if (!refused.empty())
+      throw UserError(std::to_string(refused.size()) + " registered run(s) could not be cleaned up (the \"not cleaned up\" " +
+                          "lines above say why); every other one was looked at",
+                      "see to that directory (a run's own is root's and no one else's), then run `ksandwich cleanup` again");
     if (failed)
       throw UserError("some change could not be undone (the FAILED line above says which and why)",
                       "fix that (e.g. stop the process that still uses a mount), then run the same "

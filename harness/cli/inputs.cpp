@@ -186,6 +186,12 @@ void check_output_dir(const fs::path& dir, const std::string& option) {
 
 void check_output_file(const fs::path& file, const std::string& option, bool in_place) {
   const std::string hint = "name a file in a directory of yours, e.g. " + option + " results/out";
+  // A file is replaced by renaming over its name, so a link there would be replaced, not what
+  // it points at, which is all the checks below look at (seventy-first attack: --out
+  // /dev/stdout made the system's link a regular file of root's).
+  if (!in_place && fs::is_symlink(status_as_invoking_user(file, Links::refuse)))
+    throw UserError(option + " " + file.string() + " is a symbolic link, and ksandwich replaces the file it names",
+                    "name the file itself, not a link to it");
   check_output_place(resolved(file, option, hint), file, option, hint,
                      in_place ? PathRole::kTrustedFile : PathRole::kReplacedFile);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -196,7 +197,12 @@ int main(int argc, char** argv) {
     check_subcommand_name(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
+    // CLI11 quotes the arguments it did not expect, which may be anyone's file names
+    // (seventy-first attack: an ESC sequence in a bundle path reached the terminal).
+    std::ostringstream out, err;
+    int code = app.exit(e, out, err);
+    std::fputs(ks::printable_lines(out.str()).c_str(), stdout);
+    std::fputs(ks::printable_lines(err.str()).c_str(), stderr);
     return code == 0 ? 0 : ks::kExitBadInput;
   } catch (const ks::UserError& e) {
     say("error", e.what());

@@ -40,11 +40,11 @@ void set_nightly_command(CLI::App& app, Context& context) {
     int code = pipeline::run(o);
     append_step_summary(o);
     if (args->dry_run) {
-      fmt::print("nightly: would add {} to the history {}\n", (o.out_dir / "bundle.json").string(), args->db);
+      fmt::print("nightly: would add {} to the history {}\n", one_line((o.out_dir / "bundle.json").string()), one_line(args->db));
     } else {
       history::Store store(args->db);
       auto added = history::add_bundle_file(store, o.out_dir / "bundle.json");
-      fmt::print("nightly: {} added to {} as run {}\n", (o.out_dir / "bundle.json").string(), args->db, added.id);
+      fmt::print("nightly: {} added to {} as run {}\n", one_line((o.out_dir / "bundle.json").string()), one_line(args->db), added.id);
     }
     context.exit_code = code;
   });

@@ -273,6 +273,15 @@ Store::Added Store::add(const evidence::Bundle& b, const fs::path& path, const s
     throw UserError(fmt::format("this history's runs of {} were measured on another machine ({}) than this bundle",
                                 one_line_cut(b.experiment_name), one_line_cut(elsewhere.text(0))),
                     "keep one history per machine: add it to another --history file");
+  // One run, one night, whatever its bytes: the same run copied with other whitespace or one
+  // field changed counted twice in trend's statistics (seventy-first attack). A machine runs
+  // one experiment at a time, so its name and start time are the run.
+  auto same = db_.prepare("SELECT id FROM runs WHERE experiment = ?1 AND created_at = ?2 LIMIT 1");
+  same.bind(1, b.experiment_name).bind(2, b.created_at);
+  if (same.step())
+    throw UserError(fmt::format("this history holds run {} already: {} of {}, as another file", same.integer(0),
+                                one_line_cut(b.experiment_name), one_line_cut(b.created_at)),
+                    "add each run once (a copy of a bundle, or one re-judged by analyze --out, is the same run)");
 
   auto insert = db_.prepare(
       "INSERT INTO runs (experiment, created_at, added_at, backend, control_source, patched_source, "

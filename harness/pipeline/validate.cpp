@@ -138,8 +138,13 @@ void diff(const json& stored, const json& computed, const std::string& path, std
   if (!equal_values(stored, computed)) out.push_back({path, stored, computed, ""});
 }
 
-// Rows and points agree with each other, and ns_per_op is elapsed_ns / ops.
-void check_rows(const evidence::Bundle& b, std::vector<Mismatch>& out) {
+// The bundle's parts agree: its name is its experiment's, which a history files it under
+// (seventy-first attack: a run of one experiment added as a night of another), rows and points
+// agree with each other, and ns_per_op is elapsed_ns / ops.
+void check_parts(const evidence::Bundle& b, std::vector<Mismatch>& out) {
+  const json name = b.experiment.is_object() ? b.experiment.value("name", json()) : json();
+  if (name != json(b.experiment_name))
+    out.push_back({"/experiment_name", b.experiment_name, name, "the name of the experiment it ran"});
   std::map<int, std::string> arm_of;
   for (size_t i = 0; i < b.points.size(); ++i)
     if (!arm_of.emplace(b.points[i].id, b.points[i].arm).second)
@@ -281,7 +286,7 @@ std::vector<Mismatch> judgement_changes(const json& raw, const evidence::Bundle&
 
 std::vector<Mismatch> check_recomputation(const json& raw, const evidence::Bundle& b) {
   std::vector<Mismatch> out;
-  check_rows(b, out);
+  check_parts(b, out);
   try {
     auto changes = judgement_changes(raw, b, rejudged(b));
     out.insert(out.end(), changes.begin(), changes.end());
@@ -339,14 +344,14 @@ evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path, std
                     "`ksandwich validate " + shell_quote(path.string()) + "` lists every problem");
   }
   auto bundle = parse_bundle_text(text, path.string());
-  // Its raw rows add up, or nothing is judged from them (sixty-seventh attack: the patched
-  // rows' ns_per_op tripled, elapsed_ns left, and compare and analyze said REGRESSION, exit 1,
-  // where validate refused them).
-  std::vector<Mismatch> rows;
-  check_rows(bundle, rows);
-  if (!rows.empty())
-    throw UserError(fmt::format("{}: its raw rows do not add up ({}{})", path.string(), one_line_cut(describe(rows.front())),
-                                rows.size() > 1 ? fmt::format(", and {} more", rows.size() - 1) : ""),
+  // Its parts agree, or nothing is judged from them (sixty-seventh attack: the patched rows'
+  // ns_per_op tripled, elapsed_ns left, and compare and analyze said REGRESSION, exit 1, where
+  // validate refused them).
+  std::vector<Mismatch> parts;
+  check_parts(bundle, parts);
+  if (!parts.empty())
+    throw UserError(fmt::format("{}: its parts do not agree ({}{})", path.string(), one_line_cut(describe(parts.front())),
+                                parts.size() > 1 ? fmt::format(", and {} more", parts.size() - 1) : ""),
                     "the bundle was edited; `ksandwich validate " + shell_quote(path.string()) + "` lists every problem");
   if (text_read) *text_read = std::move(text);
   return bundle;

@@ -70,7 +70,7 @@ std::vector<Mismatch> check_recomputation(const nlohmann::json& raw, const evide
 Validation validate_bundle_file(const std::filesystem::path& path, std::string* text = nullptr);
 
 // load_bundle for renderers: refuses (UserError, exit 2) a bundle that fails its schema,
-// naming the first failures, or whose raw rows do not add up (check_recomputation's rows).
+// naming the first failures, or whose parts do not agree (check_recomputation's first checks).
 // TEXT, when given, receives the JSON text read (inflated).
 evidence::Bundle load_schema_valid_bundle(const std::filesystem::path& path, std::string* text = nullptr);
 

@@ -237,3 +237,46 @@ TEST_CASE("cleanup undoes only the objects its run made: a decoy of the same nam
   fs::remove(target, ec);
   fs::remove(file, ec);
 }
+
+TEST_CASE("bulk cleanup: a registered run whose directory another user made holds up no other run's") {
+  KS_SKIP_UNLESS(::geteuid() == 0, "runs are registered under /run/ksandwich, root's");
+  ks::test::TempDir tmp("ks-cleanup-bulk");
+  fs::permissions(tmp.path, fs::perms(0755));
+  const auto theirs = tmp.path / "theirs", ours = tmp.path / "ours";
+  const auto file = fs::path("/dev/shm") / ("ksandwich-bulk-test-" + std::to_string(::getpid()));
+  for (const auto& out : {theirs, ours}) {
+    fs::create_directories(out / "logs");
+    ks::test::in_killed_process([&] {  // a run that made something and died
+      ks::journal::Active active(ks::pipeline::journal_file(out), ks::journal::load_key(ks::pipeline::kStateDir));
+      fs::create_directories(ks::pipeline::kStateDir / "active");
+      ks::write_file(ks::pipeline::kStateDir / "active" / (std::to_string(::getpid()) + ".json"),
+                     json{{"pid", ::getpid()},
+                          {"pid_start", ks::journal::process_start(::getpid()).value_or(0)},
+                          {"dir", out.string()}}.dump());
+      if (out != ours) return;
+      auto made = ks::journal::record("file", {{"path", file.string()}});
+      ks::write_file(file, "x");
+      ks::journal::amend(made, ks::journal::identity_of(file));
+    });
+  }
+  // The first run's directory was removed, and another user made one by its name (seventy-first
+  // attack: every later `cleanup` stopped at it, and the other run's changes stayed).
+  fs::remove_all(theirs);
+  fs::create_directory(theirs);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  REQUIRE(fs::exists(file));
+
+  auto cleanup = ksandwich({"cleanup"});
+  INFO(cleanup.out << cleanup.err);
+  CHECK(cleanup.exit_code == 2);
+  CHECK_THAT(cleanup.out, Catch::Contains(theirs.string() + ": not cleaned up") && Catch::Contains("belongs to uid 65534"));
+  CHECK_THAT(cleanup.err, Catch::Contains("1 registered run(s) could not be cleaned up"));
+  CHECK_FALSE(fs::exists(file));  // the other run's file, undone
+
+  // Leave the machine as it was: the refused run's registration.
+  for (auto& e : fs::directory_iterator(ks::pipeline::kStateDir / "active"))
+    if (auto j = json::parse(ks::read_file(e.path()), nullptr, false); j.is_object() && j.value("dir", "") == theirs.string())
+      fs::remove(e.path());
+  std::error_code ec;
+  fs::remove(file, ec);
+}

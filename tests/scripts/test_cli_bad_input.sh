@@ -974,6 +974,23 @@ expect_error "run --resume: experiment_file is a number" "experiment_file is not
 expect_error "report --tested-by with a line break" "not a mail address" -- \
   "$ks" report "$bundle" --format eml --tested-by "$(printf 'Eve <e@x>\nBcc: x@y')"
 expect_error "report --in-reply-to with a space" "not a Message-ID" -- "$ks" report "$bundle" --format eml --in-reply-to "a b@x"
+# Seventy-first attack: an --out that is a link was checked by its target and replaced itself
+# (--out /dev/stdout made the system's link a regular file).
+for cmd in junit analyze; do
+  ln -sfn "$tmp/link-target.out" "$tmp/link.out"
+  expect_error "$cmd --out a symbolic link" "is a symbolic link, and ksandwich replaces the file it names" -- \
+    "$ks" $cmd "$bundle" --out "$tmp/link.out"
+  [ -L "$tmp/link.out" ] && [ ! -e "$tmp/link-target.out" ] || { echo "FAIL $cmd --out replaced a link"; failures=$((failures + 1)); }
+done
+# ... and a bundle's path, or an argument CLI11 did not expect, reached the terminal raw.
+esc_dir="$tmp/r"$'\e]2;PWNED\a\r'
+mkdir -p "$esc_dir" && cp "$bundle" "$esc_dir/bundle.json"
+for args in "analyze" "validate $bundle"; do
+  # shellcheck disable=SC2086
+  if "$ks" $args "$esc_dir/bundle.json" 2>&1 | grep -q $'[\e\r]'; then
+    echo "FAIL $args printed the control characters of a path"; failures=$((failures + 1))
+  else echo "ok   $args prints a path's control characters as spaces"; fi
+done
 
 # The bare-metal boot unit carries what the resumed run must find as the run found it: the
 # kernel cache, ccache, and who the sudo user was (systemd passes no environment of its own).
@@ -995,6 +1012,19 @@ expect_error "baremetal install: a % in \$CCACHE_DIR, which systemd would expand
 # Sixty-eighth: systemd ends a line at a lone CR as well.
 expect_error "baremetal install: a CR in \$KSANDWICH_CACHE, a line of the unit" "holds a space, a quote, a \$, a control character or a %" -- \
   env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" KSANDWICH_CACHE="$tmp/c"$'\r'"ExecStartPre=/x" "$ks" baremetal install --unit-dir "$tmp/bm-units"
+# Seventy-first: a SUDO_UID no other command takes went into the unit, refused at boot.
+expect_error "baremetal install: SUDO_UID=abc" "SUDO_UID" -- \
+  env KSANDWICH_BAREMETAL_STATE="$tmp/bm-state" SUDO_UID=abc SUDO_GID=4242 "$ks" baremetal install --unit-dir "$tmp/bm-units"
+if [ "$(id -u)" -eq 0 ]; then
+  # ... and under sudo, status printed a registration in a root-only directory.
+  mkdir -p "$tmp/bm-priv/st" && chmod 700 "$tmp/bm-priv" && echo /root/TOPSECRET-71 >"$tmp/bm-priv/st/pending"
+  out=$(env KSANDWICH_BAREMETAL_STATE="$tmp/bm-priv/st" SUDO_UID=4242 SUDO_GID=4242 "$ks" baremetal status --unit-dir "$tmp/bm-priv" 2>&1)
+  if grep -q -e TOPSECRET -e "installed," <<<"$out"; then
+    echo "FAIL baremetal status under sudo shows what lies in a root-only directory: $out"; failures=$((failures + 1))
+  else
+    echo "ok   baremetal status under sudo looks as the user: $(head -c 200 <<<"$out")"
+  fi
+fi
 # Seventieth: ExecStart= is ksandwich's own path: systemd splits it at a space (under a sticky
 # directory another user could make "ks" first) and expands % and $.
 for place in "ks build" "ks%n" 'ks$HOME'; do

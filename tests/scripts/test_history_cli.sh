@@ -43,6 +43,14 @@ expect 0 "history add, again" "already in the history as run 1" -- "$ks" history
 gzip -c "$bundle" >"$tmp/bundle.json.gz"
 expect 0 "history add, the same run compressed" "already in the history as run 1" -- \
   "$ks" history add --history "$db" "$tmp/bundle.json.gz"
+# Seventy-first attack: the same run as other bytes was a second night in trend's statistics.
+jq -c . "$bundle" >"$tmp/reindented.json"
+expect 2 "history add refuses the same run as another file" "this history holds run 1 already" -- \
+  "$ks" history add --history "$db" "$tmp/reindented.json"
+# And a run filed under another experiment's name is no valid bundle at all.
+jq '.experiment_name = "nightly-other"' "$bundle" >"$tmp/renamed.json"
+expect 2 "history add refuses a bundle named otherwise than its experiment" "/experiment_name" -- \
+  "$ks" history add --history "$db" "$tmp/renamed.json"
 jq '.rows[5].ns_per_op *= 3' "$bundle" >"$tmp/tampered.json"
 expect 2 "history add refuses a tampered bundle" "is not a valid bundle" -- "$ks" history add --history "$db" "$tmp/tampered.json"
 # Thirty-seventh attack: a killed run's bundle (an analysis of the points it ran) entered the

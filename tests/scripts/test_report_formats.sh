@@ -31,7 +31,7 @@ timeout 60 "$ks" report "$tmp/huge-row.json" --format html >"$tmp/huge-row.html"
 # Sixty-seventh: such a row is no longer elapsed_ns / ops, so every reader refuses it first.
 check "report --format html of a row of 1.7e308 ns/op ends, refused, and small" \
   test "$?" -eq 2 -a "$(stat -c %s "$tmp/huge-row.html")" -lt 5000000
-check "and says its rows do not add up" grep -q "its raw rows do not add up" "$tmp/huge-row.err"
+check "and says its parts do not agree" grep -q "its parts do not agree" "$tmp/huge-row.err"
 
 "$ks" compare "$bundle" "$bundle" >"$tmp/self.txt" 2>&1
 code=$?

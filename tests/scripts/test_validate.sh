@@ -148,7 +148,7 @@ for reader in "compare $data/host-confirm.json" analyze report; do
   # shellcheck disable=SC2086  # the reader's words
   out=$("$ks" $reader "$tmp/tripled.json" 2>&1)
   code=$?
-  if [ "$code" -eq 2 ] && grep -q "its raw rows do not add up (/rows/[0-9]*/ns_per_op" <<<"$out"; then
+  if [ "$code" -eq 2 ] && grep -q "its parts do not agree (/rows/[0-9]*/ns_per_op" <<<"$out"; then
     ok "${reader%% *} refuses rows whose ns_per_op is not elapsed_ns / ops"
   else
     fail "${reader%% *} of tripled rows: exit $code: $out"

@@ -123,6 +123,20 @@ TEST_CASE("history: a writer that throws between statements leaves nothing behin
   CHECK(store.workloads(added.id).size() == 3);
 }
 
+TEST_CASE("history: one run is one night, whatever the file's bytes (seventy-first attack)", "[history]") {
+  test::TempDir dir("ks-history");
+  history::Store store(dir.path / "history.sqlite");
+  auto bundle = pipeline::load_bundle(kBundle);
+  auto first = store.add(bundle, kBundle, "sha-of-the-file");
+  CHECK(store.add(bundle, kBundle, "sha-of-the-file").already);  // the same file: the run it is
+  CHECK_THROWS_WITH(store.add(bundle, kBundle, "sha-of-a-copy-reindented"),
+                    Catch::Contains("this history holds run " + std::to_string(first.id) + " already"));
+  auto next = bundle;
+  next.created_at = "2026-12-01T14:26:00Z";
+  CHECK_FALSE(store.add(next, kBundle, "sha-of-the-next-night").already);
+  CHECK(store.runs().size() == 2);
+}
+
 TEST_CASE("history: a writer killed mid-transaction leaves the file consistent", "[history]") {
   test::TempDir dir("ks-history");
   auto db = dir.path / "history.sqlite";
@@ -135,7 +149,9 @@ TEST_CASE("history: a writer killed mid-transaction leaves the file consistent",
   REQUIRE(child >= 0);
   if (child == 0) {  // the writer: dies by SIGKILL after the run row, before its workloads
     history::Store store(db);
-    store.add(bundle, kBundle, "night-2", [] { raise(SIGKILL); });
+    auto next_night = bundle;
+    next_night.created_at = "2026-12-01T14:26:00Z";
+    store.add(next_night, kBundle, "night-2", [] { raise(SIGKILL); });
     _exit(0);  // not reached
   }
   int status = 0;
@@ -238,9 +254,10 @@ TEST_CASE("history: one experiment, one clock, and a history from before clocks 
   CHECK(store.runs("default")[0].clock == "wall");
   CHECK(store.runs("default-icount")[0].clock == "icount");
   CHECK(store.runs("gone")[0].clock == "");  // its bundle is gone: unknown, and never compared
-  auto icount_again = icount;
+  auto icount_again = icount;  // the next night
+  icount_again.created_at = "2026-12-01T14:26:00Z";
   CHECK_FALSE(store.add(icount_again, icount_file, "night-5").already);
-  auto gone_icount = icount;
+  auto gone_icount = icount_again;
   gone_icount.experiment_name = "gone";
   CHECK_NOTHROW(store.add(gone_icount, icount_file, "night-6"));
   CHECK(store.integrity_check() == "ok");
