@@ -30,7 +30,7 @@ void set_cleanup_command(CLI::App& app, Context& context) {
                                    pipeline::kStateDir.string());
     }
     bool failed = false;
-    std::vector<std::string> refused;
+    int refused = 0;
     for (auto& d : dirs) {
       pipeline::CleanupReport report;
       try {
@@ -41,7 +41,7 @@ void set_cleanup_command(CLI::App& app, Context& context) {
         // (seventy-first attack: another user made a removed run's directory, and every later
         // `cleanup` stopped there).
         fmt::print("{}: not cleaned up: {}\n", one_line(d.string()), one_line(e.what()));
-        refused.push_back(one_line(d.string()));
+        ++refused;
         continue;
       }
       for (auto& line : report.lines) fmt::print("{}\n", line);
@@ -49,8 +49,8 @@ void set_cleanup_command(CLI::App& app, Context& context) {
                  report.lines.empty() ? " (nothing left to undo)" : "");
       failed = failed || !report.ok();
     }
-    if (!refused.empty())
-      throw UserError(std::to_string(refused.size()) + " registered run(s) could not be cleaned up (the \"not cleaned up\" " +
+    if (refused > 0)
+      throw UserError(std::to_string(refused) + " registered run(s) could not be cleaned up (the \"not cleaned up\" " +
                           "lines above say why); every other one was looked at",
                       "see to that directory (a run's own is root's and no one else's), then run `ksandwich cleanup` again");
     if (failed)
