@@ -71,7 +71,8 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
       throw UserError(what + " holds a space, a quote, a $, a control character or a % (systemd splits or expands it)",
                       "use a plain path");
   };
-  plain("the path of ksandwich, " + one_line_cut(fs::absolute(ksandwich).string()) + ",", fs::absolute(ksandwich).string());
+  const auto program = fs::absolute(ksandwich);  // the unit's ExecStart=
+  plain("the path of ksandwich, " + one_line_cut(program.string()) + ",", program.string());
   plain("$KSANDWICH_BAREMETAL_STATE", state.string());
   // The sudo user the unit names is one ksandwich takes (seventy-first attack: SUDO_UID=abc
   // went into the unit, and the resumed run refused it at boot).
@@ -86,7 +87,7 @@ void install(const fs::path& dir, const fs::path& ksandwich) {
     }
   fs::create_directories(state);
   fs::create_directories(wants_link(dir).parent_path());
-  write_file_atomic(unit, bm::resume_unit(fs::absolute(ksandwich), state, env));
+  write_file_atomic(unit, bm::resume_unit(program, state, env));
   std::error_code ec;
   fs::remove(wants_link(dir), ec);
   fs::create_symlink(unit, wants_link(dir));  // what `systemctl enable` makes

@@ -1024,6 +1024,8 @@ if [ "$(id -u)" -eq 0 ]; then
   else
     echo "ok   baremetal status under sudo looks as the user: $(head -c 200 <<<"$out")"
   fi
+else
+  echo "SKIPPED (part): baremetal status under sudo needs root (a root-only directory to look into)"
 fi
 # Seventieth: ExecStart= is ksandwich's own path: systemd splits it at a space (under a sticky
 # directory another user could make "ks" first) and expands % and $.
